@@ -1,0 +1,214 @@
+"""The allowlist of state edges, each with the reason it exists and who may take it.
+
+Edges drawn in the seed diagrams carry ``seed=True``; every other edge carries a one-line reason.
+``statewright.db.transition`` (the one door) consults these tables before every state change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Generic, TypeVar
+
+from statewright.core.errors import InvalidTransition
+from statewright.core.states import (
+    RUN,
+    RUN_TERMINAL,
+    TI,
+    TI_TERMINAL,
+    DagRunState,
+    TaskInstanceState,
+)
+
+
+class Actor(StrEnum):
+    """Who asked for a state change; recorded in the state history."""
+
+    SCHEDULER = "scheduler"
+    EXECUTOR = "executor"
+    WORKER = "worker"
+    TRIGGERER = "triggerer"
+    DAG_PROCESSOR = "dag_processor"
+    USER = "user"  # the CLI
+    API = "api"  # the REST API / web UI
+
+
+SYSTEM: frozenset[Actor] = frozenset(
+    {Actor.SCHEDULER, Actor.EXECUTOR, Actor.WORKER, Actor.TRIGGERER, Actor.DAG_PROCESSOR}
+)
+PEOPLE: frozenset[Actor] = frozenset({Actor.USER, Actor.API})
+ANYONE: frozenset[Actor] = SYSTEM | PEOPLE
+
+
+S = TypeVar("S", TaskInstanceState, DagRunState)
+
+
+@dataclass(frozen=True)
+class Edge(Generic[S]):
+    frm: S
+    to: S
+    reason: str
+    actors: frozenset[Actor] = ANYONE
+    seed: bool = False
+
+
+def _ti(frm: TI, to: TI, reason: str, actors: frozenset[Actor] = SYSTEM, seed: bool = False):
+    return Edge(frm, to, reason, actors, seed)
+
+
+_T = TI
+_SEED_TI: list[Edge[TaskInstanceState]] = [
+    _ti(_T.NONE, _T.SCHEDULED, "dependencies met", seed=True),
+    _ti(_T.NONE, _T.UPSTREAM_FAILED, "upstream failed", seed=True),
+    _ti(_T.NONE, _T.REMOVED, "task removed from the DAG", seed=True),
+    _ti(_T.SCHEDULED, _T.QUEUED, "sent to the executor", seed=True),
+    _ti(_T.SCHEDULED, _T.UPSTREAM_FAILED, "upstream failed", seed=True),
+    _ti(_T.SCHEDULED, _T.REMOVED, "task removed from the DAG", seed=True),
+    _ti(_T.SCHEDULED, _T.RUNNING, "worker resumes a deferred task (execute_complete)", seed=True),
+    _ti(_T.QUEUED, _T.RUNNING, "worker starts the try", seed=True),
+    _ti(_T.RUNNING, _T.SUCCESS, "task succeeded", seed=True),
+    _ti(_T.RUNNING, _T.FAILED, "task failed, no retries left", seed=True),
+    _ti(_T.RUNNING, _T.UP_FOR_RETRY, "task failed, retries left", seed=True),
+    _ti(_T.RUNNING, _T.SKIPPED, "task skipped itself", seed=True),
+    _ti(_T.RUNNING, _T.UP_FOR_RESCHEDULE, "sensor in reschedule mode", seed=True),
+    _ti(_T.RUNNING, _T.DEFERRED, "task deferred to a trigger", seed=True),
+    _ti(_T.UP_FOR_RETRY, _T.SCHEDULED, "retry delay expired", seed=True),
+    _ti(_T.UP_FOR_RESCHEDULE, _T.SCHEDULED, "reschedule date reached", seed=True),
+    _ti(_T.DEFERRED, _T.SCHEDULED, "trigger fired, timed out or failed", seed=True),
+    _ti(_T.DEFERRED, _T.REMOVED, "task removed from the DAG", seed=True),
+    _ti(_T.DEFERRED, _T.FAILED, "trigger failed", seed=True),
+    _ti(_T.DEFERRED, _T.NONE, "cleared while deferred", PEOPLE, seed=True),
+    _ti(_T.SUCCESS, _T.RESTARTING, "cleared by a user", PEOPLE, seed=True),
+    _ti(_T.FAILED, _T.RESTARTING, "cleared by a user", PEOPLE, seed=True),
+    _ti(_T.SKIPPED, _T.RESTARTING, "cleared by a user", PEOPLE, seed=True),
+    _ti(_T.UPSTREAM_FAILED, _T.RESTARTING, "cleared by a user", PEOPLE, seed=True),
+    _ti(_T.RESTARTING, _T.SCHEDULED, "rescheduled after a clear", seed=True),
+]
+
+_EXTRA_TI: list[Edge[TaskInstanceState]] = [
+    _ti(_T.NONE, _T.SKIPPED, "upstream skipped under its trigger rule, or a branch skipped it"),
+    _ti(_T.SCHEDULED, _T.SKIPPED, "a branch / short-circuit decision skipped it"),
+    _ti(_T.QUEUED, _T.SCHEDULED, "executor lost the task, or it sat queued past the timeout"),
+    _ti(_T.QUEUED, _T.FAILED, "the try could not start (DAG file failed to load), no retries"),
+    _ti(_T.QUEUED, _T.UP_FOR_RETRY, "the try could not start (DAG file failed to load)"),
+    _ti(_T.RUNNING, _T.RESTARTING, "cleared while running: the try is killed", PEOPLE),
+    _ti(_T.RUNNING, _T.SHUTDOWN, "cancel requested: the try is being killed"),
+    _ti(_T.RESTARTING, _T.NONE, "a cleared try has stopped; dependencies are re-evaluated"),
+    _ti(_T.SHUTDOWN, _T.FAILED, "the killed try ended: failed (Cancelled / Crashed)"),
+    _ti(_T.SHUTDOWN, _T.UP_FOR_RETRY, "the try was shut down by the infrastructure, retries left"),
+    _ti(_T.SHUTDOWN, _T.SCHEDULED, "a worker shut down gracefully before the try began"),
+    _ti(_T.REMOVED, _T.NONE, "the task is back in the DAG"),
+    # Clearing unfinished task instances puts them back to none (Airflow's clear).
+    *[
+        _ti(s, _T.NONE, "cleared by a user", PEOPLE)
+        for s in (_T.SCHEDULED, _T.QUEUED, _T.UP_FOR_RETRY, _T.UP_FOR_RESCHEDULE, _T.SHUTDOWN)
+    ],
+    # fail_stop and cancel end every unfinished, not running task as skipped.
+    *[
+        _ti(s, _T.SKIPPED, "run stopped (fail_stop or cancel) before the task ran", ANYONE)
+        for s in (
+            _T.QUEUED,
+            _T.UP_FOR_RETRY,
+            _T.UP_FOR_RESCHEDULE,
+            _T.DEFERRED,
+            _T.RESTARTING,
+            _T.SHUTDOWN,
+        )
+    ],
+    # A task removed from the DAG while it waits.
+    *[
+        _ti(s, _T.REMOVED, "task removed from the DAG")
+        for s in (_T.UP_FOR_RETRY, _T.UP_FOR_RESCHEDULE)
+    ],
+    # A zombie (no heartbeat from its worker) or a worker that died under it.
+    _ti(_T.QUEUED, _T.SHUTDOWN, "cancel requested while queued"),
+]
+
+
+def _mark_edges() -> list[Edge[TaskInstanceState]]:
+    edges = []
+    for target in (_T.SUCCESS, _T.FAILED, _T.SKIPPED):
+        for s in TI:
+            if s is not target:
+                edges.append(_ti(s, target, f"marked {target.value} by a user", PEOPLE))
+    return edges
+
+
+def _merge(edges: list[Edge[S]]) -> dict[tuple[S, S], Edge[S]]:
+    table: dict[tuple[S, S], Edge[S]] = {}
+    for e in edges:
+        key = (e.frm, e.to)
+        if key in table:
+            old = table[key]
+            table[key] = Edge(
+                old.frm, old.to, old.reason, old.actors | e.actors, old.seed or e.seed
+            )
+        else:
+            table[key] = e
+    return table
+
+
+TASK_INSTANCE_EDGES: dict[tuple[TaskInstanceState, TaskInstanceState], Edge[TaskInstanceState]]
+TASK_INSTANCE_EDGES = _merge(_SEED_TI + _EXTRA_TI + _mark_edges())
+
+
+def _run(frm: RUN, to: RUN, reason: str, actors: frozenset[Actor] = SYSTEM, seed: bool = False):
+    return Edge(frm, to, reason, actors, seed)
+
+
+_R = RUN
+_RUN_EDGES: list[Edge[DagRunState]] = [
+    _run(_R.QUEUED, _R.RUNNING, "scheduler starts the run", seed=True),
+    _run(_R.RUNNING, _R.SUCCESS, "all leaves succeeded or were skipped", ANYONE, seed=True),
+    _run(_R.RUNNING, _R.FAILED, "a leaf failed, or a task failed under fail_stop", ANYONE, True),
+    _run(_R.RUNNING, _R.PAUSED, "paused by a user: no new task starts", PEOPLE),
+    _run(_R.QUEUED, _R.PAUSED, "paused by a user before it started", PEOPLE),
+    _run(_R.PAUSED, _R.RUNNING, "resumed by a user", PEOPLE),
+    _run(_R.PAUSED, _R.QUEUED, "resumed by a user before it started", PEOPLE),
+    *[_run(s, _R.CANCELLED, "cancelled by a user", PEOPLE) for s in (_R.QUEUED, _R.RUNNING, _R.PAUSED)],
+    *[
+        _run(s, _R.QUEUED, "tasks cleared: the run starts again", PEOPLE)
+        for s in (_R.SUCCESS, _R.FAILED, _R.CANCELLED)
+    ],
+    *[
+        _run(s, t, f"marked {t.value} by a user", PEOPLE)
+        for t in (_R.SUCCESS, _R.FAILED)
+        for s in RUN
+        if s is not t
+    ],
+]
+
+DAG_RUN_EDGES: dict[tuple[DagRunState, DagRunState], Edge[DagRunState]] = _merge(_RUN_EDGES)
+
+
+def task_instance_edge(frm: TaskInstanceState, to: TaskInstanceState, actor: Actor) -> Edge:
+    """Return the edge or raise ``InvalidTransition``."""
+    edge = TASK_INSTANCE_EDGES.get((TI(frm), TI(to)))
+    if edge is None:
+        raise InvalidTransition("task instance", str(frm), str(to), str(actor))
+    if actor not in edge.actors:
+        raise InvalidTransition(
+            "task instance", str(frm), str(to), str(actor),
+            f"Only {sorted(a.value for a in edge.actors)} may take it ({edge.reason}).",
+        )
+    return edge
+
+
+def dag_run_edge(frm: DagRunState, to: DagRunState, actor: Actor) -> Edge:
+    edge = DAG_RUN_EDGES.get((RUN(frm), RUN(to)))
+    if edge is None:
+        raise InvalidTransition("dag run", str(frm), str(to), str(actor))
+    if actor not in edge.actors:
+        raise InvalidTransition(
+            "dag run", str(frm), str(to), str(actor),
+            f"Only {sorted(a.value for a in edge.actors)} may take it ({edge.reason}).",
+        )
+    return edge
+
+
+def is_terminal_ti(state: TaskInstanceState) -> bool:
+    return TI(state) in TI_TERMINAL
+
+
+def is_terminal_run(state: DagRunState) -> bool:
+    return RUN(state) in RUN_TERMINAL
