@@ -1,0 +1,1 @@
+"""Long-running loops: scheduler, executors and workers, DAG processor, triggerer."""

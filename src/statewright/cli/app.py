@@ -1,0 +1,52 @@
+"""The composition root: settings → engine → services. The CLI and the API build from here."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from statewright.config import Settings, load_settings
+from statewright.db.engine import check_connection, make_engine
+from statewright.db.migrate import current_revision, head_revision, migrate
+
+
+@dataclass
+class App:
+    settings: Settings = field(default_factory=load_settings)
+
+    @cached_property
+    def engine(self) -> Engine:
+        engine = make_engine(self.settings.database_url)
+        check_connection(engine)
+        return engine
+
+    def ensure_schema(self) -> None:
+        """Migrate when the schema is behind (the embedded default needs no separate step)."""
+        if current_revision(self.engine) != head_revision():
+            migrate(self.engine)
+
+    def example_dags_folder(self) -> Path:
+        return Path(__file__).resolve().parent.parent / "example_dags"
+
+
+def configure_logging(level: str = "INFO") -> None:
+    from rich.logging import RichHandler
+
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(name)s: %(message)s",
+        datefmt="[%X]",
+        handlers=[RichHandler(show_path=False, rich_tracebacks=False)],
+    )
+
+
+def start_thread(target: Any, name: str, *args: Any) -> threading.Thread:
+    t = threading.Thread(target=target, args=args, name=name, daemon=True)
+    t.start()
+    return t

@@ -1,0 +1,427 @@
+"""The ``statewright`` command line."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from statewright.cli.app import App, configure_logging, start_thread
+from statewright.core.errors import StatewrightError
+from statewright.core.transitions import Actor
+
+console = Console()
+err = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    sys.exit(code)
+
+
+def friendly(fn: F) -> F:
+    """Turn statewright's errors into one clear paragraph and a non-zero exit code."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except StatewrightError as exc:
+            _fail(str(exc))
+        except json.JSONDecodeError as exc:
+            _fail(f"--conf is not valid JSON: {exc}. Example: --conf '{{\"key\": 1}}'", 2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="statewright")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """statewright: workflows on persisted state machines."""
+    ctx.obj = App()
+
+
+# -- db ----------------------------------------------------------------------------------------
+
+
+@cli.group()
+def db() -> None:
+    """The metadata database."""
+
+
+@db.command("migrate")
+@click.pass_obj
+@friendly
+def db_migrate(app: App) -> None:
+    """Create or upgrade the schema (safe to repeat)."""
+    from statewright.db.migrate import migrate
+
+    rev = migrate(app.engine)
+    console.print(f"database at revision [bold]{rev}[/] ({app.engine.url.render_as_string()})")
+
+
+@db.command("reset")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+@friendly
+def db_reset(app: App, yes: bool) -> None:
+    """Drop every table and migrate again: all runs and history are lost."""
+    from statewright.db.migrate import reset
+
+    if not yes and not click.confirm("This deletes every DAG run and all history. Continue?"):
+        _fail("cancelled; nothing was changed", 1)
+    reset(app.engine)
+    console.print("database reset")
+
+
+# -- dags --------------------------------------------------------------------------------------
+
+
+@cli.group()
+def dags() -> None:
+    """DAGs: list, trigger, test, pause."""
+
+
+def _sync(app: App, include_examples: bool | None = None) -> None:
+    from statewright.services.dag_processor import DagProcessor
+
+    app.ensure_schema()
+    DagProcessor(app.engine, app.settings.dags_folder,
+                 paused_at_creation=app.settings.dags_are_paused_at_creation).run_once()
+
+
+@dags.command("list")
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@click.pass_obj
+@friendly
+def dags_list(app: App, output: str) -> None:
+    """DAGs found in the DAGs folder."""
+    from statewright.db.repositories import dags as dag_repo
+
+    _sync(app)
+    with app.engine.connect() as conn:
+        rows = dag_repo.list_dags(conn)
+    if output == "json":
+        click.echo(json.dumps([{"dag_id": r.dag_id, "fileloc": r.fileloc, "paused": r.is_paused,
+                                "schedule": r.schedule_summary, "tasks": len(r.serialized["tasks"])}
+                               for r in rows]))
+        return
+    table = Table("dag_id", "tasks", "paused", "schedule", "file")
+    for r in rows:
+        table.add_row(r.dag_id, str(len(r.serialized["tasks"])), str(r.is_paused),
+                      r.schedule_summary or "None", r.fileloc or "")
+    console.print(table)
+
+
+@dags.command("errors")
+@click.pass_obj
+@friendly
+def dags_errors(app: App) -> None:
+    """Files in the DAGs folder that failed to import, with the traceback."""
+    from statewright.db.repositories import import_errors
+
+    _sync(app)
+    with app.engine.connect() as conn:
+        rows = import_errors.list_all(conn)
+    if not rows:
+        console.print("no import errors")
+        return
+    for r in rows:
+        console.rule(f"[red]{r.filename}[/]")
+        console.print(r.stacktrace, highlight=False, markup=False)
+    sys.exit(1)
+
+
+def _parse_conf(conf: str | None) -> dict[str, Any]:
+    if not conf:
+        return {}
+    value = json.loads(conf)
+    if not isinstance(value, dict):
+        raise StatewrightError(f"--conf must be a JSON object, got {type(value).__name__}: {conf}")
+    return value
+
+
+@dags.command("trigger")
+@click.argument("dag_id")
+@click.option("--conf", "-c", help="JSON object passed to the run as dag_run.conf.")
+@click.option("--run-id", help="Run id (default manual__<time>).")
+@click.pass_obj
+@friendly
+def dags_trigger(app: App, dag_id: str, conf: str | None, run_id: str | None) -> None:
+    """Create a manual run of DAG_ID (the scheduler runs it)."""
+    from statewright.core.clock import utcnow
+    from statewright.db.engine import transaction
+    from statewright.services.dag_runs import trigger_dag
+
+    conf_obj = _parse_conf(conf)
+    _sync(app)
+    with transaction(app.engine) as conn:
+        _, rid = trigger_dag(conn, dag_id, now=utcnow(), actor=Actor.USER, conf=conf_obj,
+                             run_id=run_id)
+    console.print(f"created run [bold]{rid}[/] of {dag_id} (queued)")
+
+
+@dags.command("test")
+@click.argument("dag_id")
+@click.option("--conf", "-c", help="JSON object passed as dag_run.conf.")
+@click.pass_obj
+@friendly
+def dags_test(app: App, dag_id: str, conf: str | None) -> None:
+    """Run one DAG run of DAG_ID in this process, showing each task as it finishes."""
+    from statewright.sdk.loader import load_dag_file
+    from statewright.services.dag_test import run_dag_test
+
+    conf_obj = _parse_conf(conf)
+    found = None
+    for path in sorted(app.settings.dags_folder.rglob("*.py")):
+        result = load_dag_file(path)
+        if dag_id in result.dags:
+            found = result.dags[dag_id]
+            break
+    if found is None:
+        raise StatewrightError(
+            f"No DAG with id {dag_id!r} in {app.settings.dags_folder}. Run `statewright dags "
+            "list` to see the DAGs, and `statewright dags errors` for files that failed.")
+    colors = {"success": "green", "failed": "red", "up_for_retry": "yellow", "skipped": "magenta"}
+
+    def progress(w: Any, r: Any) -> None:
+        console.print(f"  {w.task_id:<30} try {w.try_number}  [{colors.get(r.kind, 'white')}]"
+                      f"{r.kind}[/]{'  ' + r.error if r.error else ''}", highlight=False)
+
+    console.print(f"testing [bold]{dag_id}[/]")
+    res = run_dag_test(found, conf=conf_obj, on_result=progress)
+    _print_tis(list(res.task_instances.values()))
+    color = "green" if res.state.value == "success" else "red"
+    console.print(f"run {res.run_id}: [{color}]{res.state.value}[/]")
+    if res.state.value != "success":
+        sys.exit(1)
+
+
+@dags.command("pause")
+@click.argument("dag_id")
+@click.pass_obj
+@friendly
+def dags_pause(app: App, dag_id: str) -> None:
+    """Stop new runs of DAG_ID being created and started."""
+    _set_paused(app, dag_id, True)
+
+
+@dags.command("unpause")
+@click.argument("dag_id")
+@click.pass_obj
+@friendly
+def dags_unpause(app: App, dag_id: str) -> None:
+    """Let DAG_ID's runs be created and started again."""
+    _set_paused(app, dag_id, False)
+
+
+def _set_paused(app: App, dag_id: str, paused: bool) -> None:
+    from statewright.db.engine import transaction
+    from statewright.db.repositories import dags as dag_repo
+
+    _sync(app)
+    with transaction(app.engine) as conn:
+        if not dag_repo.set_paused(conn, dag_id, paused):
+            raise StatewrightError(f"No DAG with id {dag_id!r}; see `statewright dags list`.")
+    console.print(f"{dag_id} {'paused' if paused else 'unpaused'}")
+
+
+@dags.command("runs")
+@click.argument("dag_id", required=False)
+@click.option("--limit", default=20, show_default=True)
+@click.pass_obj
+@friendly
+def dags_runs(app: App, dag_id: str | None, limit: int) -> None:
+    """Recent DAG runs."""
+    from statewright.db.repositories import runs as run_repo
+
+    app.ensure_schema()
+    with app.engine.connect() as conn:
+        rows = run_repo.list_runs(conn, dag_id, limit)
+    table = Table("dag_id", "run_id", "state", "name", "queued", "started", "ended")
+    for r in rows:
+        table.add_row(r.dag_id, r.run_id, r.state, r.state_name, _t(r.queued_at),
+                      _t(r.start_date), _t(r.end_date))
+    console.print(table)
+
+
+def _t(v: Any) -> str:
+    return v.strftime("%Y-%m-%d %H:%M:%S") if v else ""
+
+
+# -- tasks -------------------------------------------------------------------------------------
+
+
+@cli.group()
+def tasks() -> None:
+    """Task instances: states and history."""
+
+
+def _find_run(app: App, run_id: str, dag_id: str | None) -> Any:
+    from statewright.db.repositories import runs as run_repo
+
+    app.ensure_schema()
+    with app.engine.connect() as conn:
+        runs = run_repo.find_by_run_id(conn, run_id)
+    if dag_id:
+        runs = [r for r in runs if r.dag_id == dag_id]
+    if not runs:
+        raise StatewrightError(
+            f"No DAG run with run id {run_id!r}. `statewright dags runs` lists recent runs.")
+    if len(runs) > 1:
+        raise StatewrightError(
+            f"Run id {run_id!r} exists in several DAGs ({', '.join(r.dag_id for r in runs)}); "
+            "pass --dag-id.")
+    return runs[0]
+
+
+def _print_tis(tis: list[Any]) -> None:
+    table = Table("task_id", "state", "name", "try", "message")
+    for t in tis:
+        table.add_row(t.task_id, str(getattr(t.state, "value", t.state)), t.state_name,
+                      str(t.try_number), (t.state_message or "")[:80])
+    console.print(table)
+
+
+@tasks.command("states")
+@click.argument("run_id")
+@click.option("--dag-id", help="The DAG, when the run id is not unique.")
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@click.pass_obj
+@friendly
+def tasks_states(app: App, run_id: str, dag_id: str | None, output: str) -> None:
+    """State, state name and try number of every task instance of RUN_ID."""
+    from statewright.db.repositories import task_instances as ti_repo
+
+    run = _find_run(app, run_id, dag_id)
+    with app.engine.connect() as conn:
+        tis = ti_repo.by_run(conn, run.id)
+    if output == "json":
+        click.echo(json.dumps({"dag_id": run.dag_id, "run_id": run.run_id, "state": run.state,
+                               "task_instances": [{"task_id": t.task_id, "state": t.state,
+                                                   "state_name": t.state_name,
+                                                   "try_number": t.try_number} for t in tis]}))
+        return
+    console.print(f"{run.dag_id} / {run.run_id}: [bold]{run.state}[/] ({run.state_name})")
+    _print_tis(tis)
+
+
+@tasks.command("history")
+@click.argument("run_id")
+@click.argument("task_id")
+@click.option("--dag-id", help="The DAG, when the run id is not unique.")
+@click.pass_obj
+@friendly
+def tasks_history(app: App, run_id: str, task_id: str, dag_id: str | None) -> None:
+    """Every state change of TASK_ID in RUN_ID: from, to, name, actor, try, time."""
+    from statewright.db.repositories import task_instances as ti_repo
+    from statewright.db.repositories import transitions_log
+
+    run = _find_run(app, run_id, dag_id)
+    with app.engine.connect() as conn:
+        ti = ti_repo.get_by_key(conn, run.id, task_id)
+        if ti is None:
+            raise StatewrightError(f"Run {run_id} of {run.dag_id} has no task {task_id!r}.")
+        rows = transitions_log.for_task_instance(conn, ti.id)
+    table = Table("at", "from", "to", "name", "actor", "try", "message")
+    for r in rows:
+        table.add_row(r.at.strftime("%H:%M:%S.%f")[:-3], r.from_state or "(created)", r.to_state,
+                      r.name, r.actor, str(r.try_number), (r.message or "")[:70])
+    console.print(table)
+
+
+# -- services ----------------------------------------------------------------------------------
+
+
+def _run_services(app: App, *, with_processor: bool, with_api: bool = False) -> None:
+    from statewright.services.dag_processor import DagProcessor
+    from statewright.services.dag_view import DagViewCache
+    from statewright.services.executors.local import LocalExecutor
+    from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
+
+    configure_logging()
+    app.ensure_schema()
+    s = app.settings
+    stop = threading.Event()
+    views = DagViewCache()
+    executor = LocalExecutor(app.engine, parallelism=s.parallelism, logs_folder=s.logs_folder,
+                             heartbeat_seconds=s.heartbeat_seconds, views=views)
+    executor.start()
+    from datetime import timedelta
+
+    scheduler = Scheduler(app.engine, executor, views=views, config=SchedulerConfig(
+        idle_seconds=s.scheduler_idle_seconds,
+        zombie_threshold=timedelta(seconds=s.zombie_threshold_seconds),
+        queued_timeout=timedelta(seconds=s.queued_timeout_seconds)))
+    threads = []
+    if with_processor:
+        proc = DagProcessor(app.engine, s.dags_folder,
+                            paused_at_creation=s.dags_are_paused_at_creation)
+        proc.run_once()
+        threads.append(start_thread(proc.run_forever, "dag-processor", stop))
+    threads.append(start_thread(scheduler.run_forever, "scheduler", stop))
+
+    def _stop(*_: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    console.print(f"statewright running: database {app.engine.url.render_as_string()}, "
+                  f"DAGs from {s.dags_folder}, logs in {s.logs_folder}. Ctrl-C stops.")
+    while not stop.is_set():
+        time.sleep(0.2)
+    console.print("stopping…")
+    for t in threads:
+        t.join(10)
+    executor.stop()
+
+
+@cli.command()
+@click.pass_obj
+@friendly
+def scheduler(app: App) -> None:
+    """Run the scheduler with the local executor."""
+    _run_services(app, with_processor=False)
+
+
+@cli.command()
+@click.pass_obj
+@friendly
+def standalone(app: App) -> None:
+    """Run everything on this machine: DAG processor, scheduler and executor (SQLite default)."""
+    _run_services(app, with_processor=True, with_api=True)
+
+
+@cli.group()
+def config() -> None:
+    """Settings helpers."""
+
+
+@config.command("fernet-key")
+def config_fernet_key() -> None:
+    """Print a new Fernet key for STATEWRIGHT_FERNET_KEY."""
+    from statewright.crypto import generate_key
+
+    click.echo(generate_key())
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

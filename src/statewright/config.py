@@ -1,0 +1,91 @@
+"""Settings, read from the environment (``STATEWRIGHT_*``) with embedded defaults."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from statewright.core.errors import ConfigurationError
+
+
+def _int(env: Mapping[str, str], key: str, default: int) -> int:
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{key}={raw!r} is not a whole number; set it to e.g. {default}.")
+
+
+def _float(env: Mapping[str, str], key: str, default: float) -> float:
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigurationError(f"{key}={raw!r} is not a number; set it to e.g. {default}.")
+
+
+def _bool(env: Mapping[str, str], key: str, default: bool) -> bool:
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in {"1", "true", "yes", "on"}:
+        return True
+    if raw.lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigurationError(f"{key}={raw!r} is not a boolean; use true or false.")
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    database_url: str
+    dags_folder: Path
+    logs_folder: Path
+    parallelism: int = 4
+    """Worker processes of the local executor."""
+    scheduler_idle_seconds: float = 1.0
+    """Longest sleep of the scheduler loop when no event wakes it."""
+    heartbeat_seconds: float = 5.0
+    zombie_threshold_seconds: float = 60.0
+    queued_timeout_seconds: float = 600.0
+    dags_are_paused_at_creation: bool = False
+    load_examples: bool = False
+    fernet_key: str | None = None
+    triggerer_capacity: int = 1000
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def with_overrides(self, **kwargs: object) -> Settings:
+        return replace(self, **kwargs)  # type: ignore[arg-type]
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if env is None else env
+    home = Path(env.get("STATEWRIGHT_HOME") or Path.home() / ".statewright").expanduser()
+    database_url = env.get("STATEWRIGHT_DATABASE_URL") or f"sqlite:///{home / 'statewright.db'}"
+    dags_folder = Path(env.get("STATEWRIGHT_DAGS_FOLDER") or "dags").expanduser().absolute()
+    logs_folder = Path(env.get("STATEWRIGHT_LOGS_FOLDER") or home / "logs").expanduser()
+    return Settings(
+        home=home,
+        database_url=database_url,
+        dags_folder=dags_folder,
+        logs_folder=logs_folder,
+        parallelism=_int(env, "STATEWRIGHT_PARALLELISM", 4),
+        scheduler_idle_seconds=_float(env, "STATEWRIGHT_SCHEDULER_IDLE_SECONDS", 1.0),
+        heartbeat_seconds=_float(env, "STATEWRIGHT_HEARTBEAT_SECONDS", 5.0),
+        zombie_threshold_seconds=_float(env, "STATEWRIGHT_ZOMBIE_THRESHOLD_SECONDS", 60.0),
+        queued_timeout_seconds=_float(env, "STATEWRIGHT_QUEUED_TIMEOUT_SECONDS", 600.0),
+        dags_are_paused_at_creation=_bool(env, "STATEWRIGHT_DAGS_ARE_PAUSED_AT_CREATION", False),
+        load_examples=_bool(env, "STATEWRIGHT_LOAD_EXAMPLES", False),
+        fernet_key=env.get("STATEWRIGHT_FERNET_KEY") or None,
+        triggerer_capacity=_int(env, "STATEWRIGHT_TRIGGERER_CAPACITY", 1000),
+        api_host=env.get("STATEWRIGHT_API_HOST") or "127.0.0.1",
+        api_port=_int(env, "STATEWRIGHT_API_PORT", 8080),
+    )

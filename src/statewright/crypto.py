@@ -1,0 +1,142 @@
+"""Fernet encryption of trigger kwargs (and any other secret-bearing JSON data).
+
+The key comes from the ``STATEWRIGHT_FERNET_KEY`` setting: one key, or a comma-separated list
+of keys for rotation. The first key encrypts; every key is tried when decrypting, so a new
+key can be put first while the old one stays in the list until the stored values have been
+re-encrypted. A missing or malformed key is an error: values are never stored in plaintext.
+
+The embedded default keeps its key in ``$STATEWRIGHT_HOME/fernet.key`` (see
+:func:`ensure_key_file`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+
+from statewright.core.errors import ConfigurationError
+from statewright.sdk import serde
+
+__all__ = [
+    "FERNET_KEY_SETTING",
+    "KEY_FILE_NAME",
+    "FernetKeyError",
+    "decrypt_json",
+    "encrypt_json",
+    "ensure_key_file",
+    "generate_key",
+    "load_fernet",
+]
+
+FERNET_KEY_SETTING = "STATEWRIGHT_FERNET_KEY"
+KEY_FILE_NAME = "fernet.key"
+
+_HOW_TO_MAKE_ONE = (
+    "Make a key with `statewright config fernet-key`, or with "
+    '`python -c "from cryptography.fernet import Fernet; '
+    'print(Fernet.generate_key().decode())"`, '
+    f"and set it in {FERNET_KEY_SETTING} (comma-separate several keys to rotate: "
+    "the first one encrypts, all of them decrypt)."
+)
+
+
+class FernetKeyError(ConfigurationError):
+    """The Fernet key is missing or malformed, or cannot decrypt a stored value."""
+
+
+def generate_key() -> str:
+    """Return a new random Fernet key (url-safe base64 text)."""
+    return Fernet.generate_key().decode("ascii")
+
+
+def load_fernet(key: str | None = None, *, env: Mapping[str, str] | None = None) -> MultiFernet:
+    """Build the cipher from ``key``, or from ``STATEWRIGHT_FERNET_KEY`` in ``env``.
+
+    ``env`` defaults to the process environment. Raises :class:`FernetKeyError` when no key is
+    set or when any key in the list is malformed.
+    """
+    if key is None:
+        source = os.environ if env is None else env
+        key = source.get(FERNET_KEY_SETTING)
+    keys = [part.strip() for part in (key or "").split(",") if part.strip()]
+    if not keys:
+        raise FernetKeyError(
+            f"No Fernet key is configured: {FERNET_KEY_SETTING} is not set or is empty. "
+            "Trigger kwargs are always stored encrypted. " + _HOW_TO_MAKE_ONE
+        )
+    ciphers: list[Fernet] = []
+    for position, part in enumerate(keys, start=1):
+        try:
+            ciphers.append(Fernet(part.encode("ascii")))
+        except (ValueError, UnicodeEncodeError) as exc:
+            raise FernetKeyError(
+                f"Fernet key {position} of {len(keys)} is malformed "
+                "(a key is 32 random bytes in url-safe base64, 44 characters ending in '='): "
+                f"{str(exc).rstrip('.')}. " + _HOW_TO_MAKE_ONE
+            ) from exc
+    return MultiFernet(ciphers)
+
+
+def encrypt_json(fernet: Fernet | MultiFernet, value: Any) -> str:
+    """Serialize ``value`` (see :mod:`statewright.sdk.serde`) and encrypt it to a token."""
+    return fernet.encrypt(serde.dumps(value).encode("utf-8")).decode("ascii")
+
+
+def decrypt_json(fernet: Fernet | MultiFernet, token: str) -> Any:
+    """Decrypt a token made by :func:`encrypt_json` and return the value it holds."""
+    try:
+        plaintext = fernet.decrypt(token.encode("ascii") if isinstance(token, str) else token)
+    except (InvalidToken, UnicodeEncodeError) as exc:
+        raise FernetKeyError(
+            "A stored encrypted value cannot be decrypted with the configured key(s); "
+            "was the key rotated without keeping the old one? Put the new key first and "
+            f"keep the old key after it in {FERNET_KEY_SETTING} "
+            "(for example NEW_KEY,OLD_KEY) until every value has been re-encrypted."
+        ) from exc
+    return serde.loads(plaintext)
+
+
+def ensure_key_file(home: Path) -> str:
+    """Return the key kept in ``home/fernet.key``, creating the file (mode 0600) if needed.
+
+    Several processes may start at once: the file is written under a temporary name and
+    linked into place, so a reader never sees a half-written key and all of them end up
+    with the same one.
+    """
+    path = Path(home) / KEY_FILE_NAME
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _create_key_file(path)
+    key = path.read_text(encoding="ascii").strip()
+    try:
+        load_fernet(key)
+    except FernetKeyError as exc:
+        raise FernetKeyError(
+            f"The key file {path} does not hold a valid Fernet key. Delete it to have a new "
+            f"one made (values encrypted with the old key become unreadable), or put a valid "
+            f"key in it. {exc}"
+        ) from exc
+    return key
+
+
+def _create_key_file(path: Path) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, (generate_key() + "\n").encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        pass  # another process made the key first; use theirs
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)

@@ -1,0 +1,96 @@
+"""Engines and transactions. SQLite runs in WAL mode with a busy timeout and BEGIN IMMEDIATE."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import NullPool
+
+from statewright.core.errors import ConfigurationError
+
+_AFTER_COMMIT_KEY = "statewright_after_commit"
+
+
+def make_engine(url: str, *, echo: bool = False) -> Engine:
+    """Create an engine for ``url``; SQLite files get WAL, a busy timeout and serial writers."""
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
+    if url.startswith("sqlite"):
+        return _sqlite_engine(url, echo=echo)
+    return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def _sqlite_engine(url: str, *, echo: bool) -> Engine:
+    path = url.split("///", 1)[1] if "///" in url else ""
+    if path and path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url,
+        echo=echo,
+        connect_args={"timeout": 60, "check_same_thread": False},
+        poolclass=NullPool if path in ("", ":memory:") else None,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=60000")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # Take the write lock up front: a deferred transaction that reads and then writes
+        # fails at once with "database is locked" instead of waiting.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def check_connection(engine: Engine) -> None:
+    """Raise ConfigurationError with a clear message when the database cannot be reached."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as exc:
+        url = engine.url.render_as_string(hide_password=True)
+        raise ConfigurationError(
+            f"Cannot connect to the database at {url}: {exc.orig}. Check that the server is "
+            "running and that STATEWRIGHT_DATABASE_URL is right (for the embedded default, "
+            "unset it to use SQLite under $STATEWRIGHT_HOME)."
+        ) from None
+
+
+@contextmanager
+def transaction(engine: Engine) -> Iterator[Connection]:
+    """One transaction; callbacks registered with ``after_commit`` run once it has committed."""
+    callbacks: list[Callable[[], None]] = []
+    with engine.begin() as conn:
+        conn.info[_AFTER_COMMIT_KEY] = callbacks
+        try:
+            yield conn
+        finally:
+            conn.info.pop(_AFTER_COMMIT_KEY, None)
+    for cb in callbacks:
+        cb()
+
+
+def after_commit(conn: Connection, callback: Callable[[], None]) -> None:
+    """Run ``callback`` after the transaction of ``conn`` commits (at once when none is open)."""
+    callbacks = conn.info.get(_AFTER_COMMIT_KEY)
+    if callbacks is None:
+        callback()
+    else:
+        callbacks.append(callback)
+
+
+def is_postgres(conn_or_engine: Connection | Engine) -> bool:
+    return conn_or_engine.dialect.name == "postgresql"

@@ -1,0 +1,54 @@
+"""Run the Alembic migrations (``statewright db migrate``); idempotent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine
+
+from statewright.db import tables
+
+_SCRIPT_LOCATION = str(Path(__file__).parent / "migrations")
+
+
+def _config(connection: object) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", _SCRIPT_LOCATION)
+    cfg.attributes["connection"] = connection
+    cfg.attributes["target_metadata"] = tables.metadata
+    return cfg
+
+
+def migrate(engine: Engine) -> str | None:
+    """Bring the schema to the newest revision; returns the revision now in force."""
+    with engine.begin() as conn:
+        command.upgrade(_config(conn), "head")
+    return current_revision(engine)
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def head_revision() -> str | None:
+    cfg = Config()
+    cfg.set_main_option("script_location", _SCRIPT_LOCATION)
+    return ScriptDirectory.from_config(cfg).get_current_head()
+
+
+def reset(engine: Engine) -> None:
+    """Drop every table (the data is gone) and migrate again."""
+    with engine.begin() as conn:
+        command.downgrade(_config(conn), "base")
+    migrate(engine)
+
+
+def autogenerate(engine: Engine, message: str) -> None:
+    """Write a new revision from the difference between the tables and the database."""
+    with engine.begin() as conn:
+        command.revision(_config(conn), message=message, autogenerate=True)

@@ -1,0 +1,116 @@
+"""Queries on the ``dag`` table (serialized DAG structure and schedule fields)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, select, update
+
+from statewright.db.tables import dag
+
+
+def dag_hash(serialized: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(serialized, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def upsert_dag(
+    conn: Connection,
+    serialized: Mapping[str, Any],
+    *,
+    now: datetime,
+    paused_at_creation: bool = False,
+    timetable: Mapping[str, Any] | None = None,
+    schedule_summary: str | None = None,
+) -> bool:
+    """Insert or update a DAG's serialized structure; returns True when it changed."""
+    h = dag_hash(serialized)
+    row = conn.execute(select(dag.c.dag_hash, dag.c.is_active).where(
+        dag.c.dag_id == serialized["dag_id"])).first()
+    values = {
+        "fileloc": serialized.get("fileloc"),
+        "description": serialized.get("description"),
+        "serialized": dict(serialized),
+        "dag_hash": h,
+        "max_active_runs": int(serialized.get("max_active_runs", 16)),
+        "max_active_tasks": int(serialized.get("max_active_tasks", 16)),
+        "fail_stop": bool(serialized.get("fail_stop", False)),
+        "tags": list(serialized.get("tags") or []),
+        "timetable": dict(timetable) if timetable is not None else None,
+        "schedule_summary": schedule_summary,
+        "last_parsed_at": now,
+        "is_active": True,
+    }
+    if row is None:
+        paused = serialized.get("is_paused_upon_creation")
+        conn.execute(dag.insert().values(
+            dag_id=serialized["dag_id"],
+            is_paused=paused_at_creation if paused is None else bool(paused),
+            **values,
+        ))
+        return True
+    if row.dag_hash == h and row.is_active:
+        conn.execute(update(dag).where(dag.c.dag_id == serialized["dag_id"])
+                     .values(last_parsed_at=now))
+        return False
+    conn.execute(update(dag).where(dag.c.dag_id == serialized["dag_id"]).values(**values))
+    return True
+
+
+def get_serialized(conn: Connection, dag_id: str) -> dict[str, Any] | None:
+    row = conn.execute(select(dag.c.serialized).where(dag.c.dag_id == dag_id)).first()
+    return None if row is None else dict(row.serialized)
+
+
+def get_serialized_many(conn: Connection, dag_ids: Iterable[str]) -> dict[str, tuple[str, dict]]:
+    """dag_id → (dag_hash, serialized)."""
+    ids = list(set(dag_ids))
+    if not ids:
+        return {}
+    rows = conn.execute(
+        select(dag.c.dag_id, dag.c.dag_hash, dag.c.serialized).where(dag.c.dag_id.in_(ids))
+    ).all()
+    return {r.dag_id: (r.dag_hash, r.serialized) for r in rows}
+
+
+def get_hashes(conn: Connection, dag_ids: Iterable[str]) -> dict[str, str]:
+    ids = list(set(dag_ids))
+    rows = conn.execute(select(dag.c.dag_id, dag.c.dag_hash).where(dag.c.dag_id.in_(ids))).all()
+    return {r.dag_id: r.dag_hash for r in rows}
+
+
+def get_dag(conn: Connection, dag_id: str) -> Any:
+    return conn.execute(select(dag).where(dag.c.dag_id == dag_id)).first()
+
+
+def list_dags(conn: Connection, *, only_active: bool = True) -> list[Any]:
+    stmt = select(dag).order_by(dag.c.dag_id)
+    if only_active:
+        stmt = stmt.where(dag.c.is_active.is_(True))
+    return list(conn.execute(stmt).all())
+
+
+def set_paused(conn: Connection, dag_id: str, paused: bool) -> bool:
+    res = conn.execute(update(dag).where(dag.c.dag_id == dag_id).values(is_paused=paused))
+    return res.rowcount > 0
+
+
+def deactivate_missing(conn: Connection, *, folder_prefix: str, present: Iterable[str]) -> list[str]:
+    """Mark inactive the DAGs defined under ``folder_prefix`` whose id is not in ``present``."""
+    keep = set(present)
+    rows = conn.execute(
+        select(dag.c.dag_id).where(dag.c.is_active.is_(True), dag.c.fileloc.startswith(folder_prefix))
+    ).all()
+    gone = [r.dag_id for r in rows if r.dag_id not in keep]
+    if gone:
+        conn.execute(update(dag).where(dag.c.dag_id.in_(gone)).values(is_active=False))
+    return gone
+
+
+def set_next_dagrun(conn: Connection, dag_id: str, values: Mapping[str, Any]) -> None:
+    conn.execute(update(dag).where(dag.c.dag_id == dag_id).values(**values))
+
+

@@ -1,0 +1,29 @@
+"""Import errors of DAG files, one row per file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, select, update
+
+from statewright.db.tables import import_error
+
+
+def record(conn: Connection, filename: str, stacktrace: str, now: datetime) -> None:
+    res = conn.execute(update(import_error).where(import_error.c.filename == filename)
+                       .values(stacktrace=stacktrace, timestamp=now))
+    if res.rowcount == 0:
+        conn.execute(import_error.insert().values(filename=filename, stacktrace=stacktrace,
+                                                  timestamp=now))
+
+
+def clear(conn: Connection, filenames: Iterable[str]) -> None:
+    names = list(filenames)
+    if names:
+        conn.execute(delete(import_error).where(import_error.c.filename.in_(names)))
+
+
+def list_all(conn: Connection) -> list[Any]:
+    return list(conn.execute(select(import_error).order_by(import_error.c.filename)).all())

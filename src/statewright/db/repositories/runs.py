@@ -1,0 +1,65 @@
+"""Queries on ``dag_run``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import Connection, func, select
+
+from statewright.core.states import RUN
+from statewright.db.tables import dag, dag_run
+
+
+def get_by_run_id(conn: Connection, dag_id: str, run_id: str) -> Any:
+    return conn.execute(
+        select(dag_run).where(dag_run.c.dag_id == dag_id, dag_run.c.run_id == run_id)
+    ).first()
+
+
+def get(conn: Connection, pk: int) -> Any:
+    return conn.execute(select(dag_run).where(dag_run.c.id == pk)).first()
+
+
+def find_by_run_id(conn: Connection, run_id: str) -> list[Any]:
+    return list(conn.execute(select(dag_run).where(dag_run.c.run_id == run_id)).all())
+
+
+def queued_runs_to_start(conn: Connection, limit: int = 100) -> list[Any]:
+    """Queued runs of active, unpaused DAGs, oldest first."""
+    stmt = (
+        select(dag_run.c.id, dag_run.c.dag_id, dag.c.max_active_runs)
+        .join(dag, dag.c.dag_id == dag_run.c.dag_id)
+        .where(dag_run.c.state == RUN.QUEUED.value, dag.c.is_paused.is_(False))
+        .order_by(dag_run.c.queued_at, dag_run.c.id)
+        .limit(limit)
+    )
+    return list(conn.execute(stmt).all())
+
+
+def count_running_by_dag(conn: Connection, dag_ids: Iterable[str]) -> dict[str, int]:
+    ids = list(set(dag_ids))
+    if not ids:
+        return {}
+    rows = conn.execute(
+        select(dag_run.c.dag_id, func.count())
+        .where(dag_run.c.dag_id.in_(ids), dag_run.c.state == RUN.RUNNING.value)
+        .group_by(dag_run.c.dag_id)
+    ).all()
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def running_runs(conn: Connection) -> list[Any]:
+    return list(conn.execute(
+        select(dag_run.c.id, dag_run.c.dag_id, dag_run.c.run_id, dag_run.c.logical_date,
+               dag_run.c.state)
+        .where(dag_run.c.state == RUN.RUNNING.value)
+        .order_by(dag_run.c.id)
+    ).all())
+
+
+def list_runs(conn: Connection, dag_id: str | None = None, limit: int = 50) -> list[Any]:
+    stmt = select(dag_run).order_by(dag_run.c.id.desc()).limit(limit)
+    if dag_id:
+        stmt = stmt.where(dag_run.c.dag_id == dag_id)
+    return list(conn.execute(stmt).all())

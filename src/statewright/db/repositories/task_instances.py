@@ -1,0 +1,141 @@
+"""Queries on ``task_instance`` (reads and non-state columns; states go through the door)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select, update
+
+from statewright.core.states import TI
+from statewright.db.tables import dag_run, task_instance, task_instance_history
+
+ti = task_instance.c
+
+
+def for_runs(conn: Connection, run_ids: Sequence[int]) -> list[Any]:
+    """The scheduling view of every task instance of the given runs."""
+    if not run_ids:
+        return []
+    return list(conn.execute(
+        select(ti.id, ti.dag_run_id, ti.task_id, ti.state, ti.try_number, ti.max_tries,
+               ti.next_retry_at, ti.reschedule_date, ti.priority_weight, ti.pool, ti.pool_slots)
+        .where(ti.dag_run_id.in_(list(run_ids)))
+    ).all())
+
+
+def state_counts_by_run(conn: Connection, run_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    if not run_ids:
+        return {}
+    out: dict[int, dict[str, int]] = {}
+    for run_pk, state, n in conn.execute(
+        select(ti.dag_run_id, ti.state, func.count())
+        .where(ti.dag_run_id.in_(list(run_ids)))
+        .group_by(ti.dag_run_id, ti.state)
+    ).all():
+        out.setdefault(run_pk, {})[state] = int(n)
+    return out
+
+
+def count_active_by_dag(conn: Connection, dag_ids: Iterable[str]) -> dict[str, int]:
+    """Queued or running task instances per DAG (for max_active_tasks)."""
+    ids = list(set(dag_ids))
+    if not ids:
+        return {}
+    rows = conn.execute(
+        select(ti.dag_id, func.count())
+        .where(ti.dag_id.in_(ids), ti.state.in_([TI.QUEUED.value, TI.RUNNING.value]))
+        .group_by(ti.dag_id)
+    ).all()
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def scheduled_to_queue(conn: Connection, limit: int) -> list[Any]:
+    """Scheduled task instances of running runs, highest priority first."""
+    return list(conn.execute(
+        select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
+               ti.priority_weight, ti.pool, ti.pool_slots)
+        .join(dag_run, dag_run.c.id == ti.dag_run_id)
+        .where(ti.state == TI.SCHEDULED.value, dag_run.c.state == "running")
+        .order_by(ti.priority_weight.desc(), ti.scheduled_at, ti.id)
+        .limit(limit)
+    ).all())
+
+
+def workloads(conn: Connection, ids: Sequence[int]) -> list[Any]:
+    """Everything a worker needs to run a try, joined with its run."""
+    if not ids:
+        return []
+    return list(conn.execute(
+        select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
+               ti.max_tries, ti.next_method, ti.next_kwargs, ti.state,
+               dag_run.c.logical_date, dag_run.c.data_interval_start,
+               dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type)
+        .join(dag_run, dag_run.c.id == ti.dag_run_id)
+        .where(ti.id.in_(list(ids)))
+    ).all())
+
+
+def heartbeat(conn: Connection, pairs: Sequence[tuple[int, int]], now: datetime) -> int:
+    """Touch last_heartbeat_at of running tries (id, try_number)."""
+    from sqlalchemy import tuple_
+
+    if not pairs:
+        return 0
+    res = conn.execute(
+        update(task_instance)
+        .where(tuple_(ti.id, ti.try_number).in_(list(pairs)), ti.state == TI.RUNNING.value)
+        .values(last_heartbeat_at=now)
+    )
+    return int(res.rowcount or 0)
+
+
+def set_worker_fields(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """hostname, pid, worker_id of freshly started tries: [{id, hostname, pid, worker_id}]."""
+    for r in rows:
+        conn.execute(update(task_instance).where(ti.id == r["id"]).values(
+            hostname=r["hostname"], pid=r["pid"], worker_id=r.get("worker_id")))
+
+
+def zombies(conn: Connection, older_than: datetime) -> list[Any]:
+    return list(conn.execute(
+        select(ti.id, ti.try_number, ti.max_tries, ti.dag_id, ti.task_id, ti.dag_run_id,
+               ti.start_date)
+        .where(ti.state == TI.RUNNING.value, ti.last_heartbeat_at < older_than)
+    ).all())
+
+
+def queued_too_long(conn: Connection, older_than: datetime) -> list[Any]:
+    return list(conn.execute(
+        select(ti.id, ti.try_number).where(ti.state == TI.QUEUED.value, ti.queued_at < older_than)
+    ).all())
+
+
+def by_run(conn: Connection, dag_run_id: int) -> list[Any]:
+    return list(conn.execute(
+        select(task_instance).where(ti.dag_run_id == dag_run_id).order_by(ti.id)
+    ).all())
+
+
+def get(conn: Connection, pk: int) -> Any:
+    return conn.execute(select(task_instance).where(ti.id == pk)).first()
+
+
+def get_by_key(conn: Connection, dag_run_id: int, task_id: str) -> Any:
+    return conn.execute(
+        select(task_instance).where(ti.dag_run_id == dag_run_id, ti.task_id == task_id)
+    ).first()
+
+
+def add_history(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        conn.execute(insert(task_instance_history), list(rows))
+
+
+def history_of(conn: Connection, task_instance_id: int) -> list[Any]:
+    return list(conn.execute(
+        select(task_instance_history)
+        .where(task_instance_history.c.task_instance_id == task_instance_id)
+        .order_by(task_instance_history.c.try_number)
+    ).all())

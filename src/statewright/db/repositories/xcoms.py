@@ -1,0 +1,47 @@
+"""Task results (``xcom``), stored as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, insert, select, tuple_
+
+from statewright.db.tables import xcom
+
+
+def set_return_values(conn: Connection, rows: Sequence[tuple[int, str, Any]], now: datetime) -> None:
+    """(dag_run_id, task_id, value) → replace the ``return_value`` of each task."""
+    if not rows:
+        return
+    conn.execute(
+        delete(xcom).where(
+            tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_([(r, t) for r, t, _ in rows]),
+            xcom.c.key == "return_value",
+        )
+    )
+    conn.execute(
+        insert(xcom),
+        [{"dag_run_id": r, "task_id": t, "key": "return_value", "value": v, "created_at": now}
+         for r, t, v in rows],
+    )
+
+
+def get_return_values(
+    conn: Connection, pairs: Iterable[tuple[int, str]]
+) -> dict[tuple[int, str], Any]:
+    pairs = list(set(pairs))
+    if not pairs:
+        return {}
+    rows = conn.execute(
+        select(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.value).where(
+            tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(pairs), xcom.c.key == "return_value"
+        )
+    ).all()
+    return {(r.dag_run_id, r.task_id): r.value for r in rows}
+
+
+def clear_for(conn: Connection, dag_run_id: int, task_ids: Iterable[str]) -> None:
+    conn.execute(delete(xcom).where(xcom.c.dag_run_id == dag_run_id,
+                                    xcom.c.task_id.in_(list(task_ids))))

@@ -1,0 +1,260 @@
+"""The tables, as SQLAlchemy Core metadata. The Alembic migrations are the frozen copy of this."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every database (SQLite stores them naive, in UTC)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r} given where UTC is required")
+        value = value.astimezone(UTC)
+        if dialect.name == "sqlite":
+            return value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+dag = Table(
+    "dag",
+    metadata,
+    Column("dag_id", String(250), primary_key=True),
+    Column("fileloc", Text, nullable=True),
+    Column("is_paused", Boolean, nullable=False, default=False),
+    Column("is_active", Boolean, nullable=False, default=True),
+    Column("description", Text, nullable=True),
+    Column("serialized", JSON, nullable=False),
+    Column("dag_hash", String(64), nullable=False),
+    Column("timetable", JSON, nullable=True),
+    Column("schedule_summary", String(200), nullable=True),
+    Column("max_active_runs", Integer, nullable=False, default=16),
+    Column("max_active_tasks", Integer, nullable=False, default=16),
+    Column("fail_stop", Boolean, nullable=False, default=False),
+    Column("next_dagrun", UTCDateTime, nullable=True),
+    Column("next_dagrun_data_interval_start", UTCDateTime, nullable=True),
+    Column("next_dagrun_data_interval_end", UTCDateTime, nullable=True),
+    Column("next_dagrun_create_after", UTCDateTime, nullable=True),
+    Column("last_parsed_at", UTCDateTime, nullable=True),
+    Column("tags", JSON, nullable=True),
+)
+
+dag_run = Table(
+    "dag_run",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dag_id", String(250), ForeignKey("dag.dag_id", ondelete="CASCADE"), nullable=False),
+    Column("run_id", String(250), nullable=False),
+    Column("run_type", String(50), nullable=False),
+    Column("logical_date", UTCDateTime, nullable=True),
+    Column("data_interval_start", UTCDateTime, nullable=True),
+    Column("data_interval_end", UTCDateTime, nullable=True),
+    Column("run_after", UTCDateTime, nullable=True),
+    Column("state", String(20), nullable=False),
+    Column("state_name", String(40), nullable=False),
+    Column("state_message", Text, nullable=True),
+    Column("conf", JSON, nullable=True),
+    Column("triggered_by", String(50), nullable=True),
+    Column("queued_at", UTCDateTime, nullable=True),
+    Column("start_date", UTCDateTime, nullable=True),
+    Column("end_date", UTCDateTime, nullable=True),
+    Column("clear_number", Integer, nullable=False, default=0),
+    Column("updated_at", UTCDateTime, nullable=True),
+    UniqueConstraint("dag_id", "run_id"),
+    Index(None, "state", "dag_id"),
+)
+
+trigger = Table(
+    "trigger",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("classpath", String(1000), nullable=False),
+    Column("kwargs", Text, nullable=False),  # Fernet-encrypted JSON
+    Column("created_date", UTCDateTime, nullable=False),
+    Column("triggerer_id", Integer, nullable=True, index=True),
+)
+
+task_instance = Table(
+    "task_instance",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dag_run_id", Integer, ForeignKey("dag_run.id", ondelete="CASCADE"), nullable=False),
+    Column("dag_id", String(250), nullable=False),
+    Column("run_id", String(250), nullable=False),
+    Column("task_id", String(250), nullable=False),
+    Column("map_index", Integer, nullable=False, default=-1),
+    Column("state", String(20), nullable=False),
+    Column("state_name", String(40), nullable=False),
+    Column("state_message", Text, nullable=True),
+    Column("try_number", Integer, nullable=False, default=0),
+    Column("max_tries", Integer, nullable=False, default=0),
+    Column("operator", String(100), nullable=True),
+    Column("priority_weight", Integer, nullable=False, default=1),
+    Column("pool", String(256), nullable=False, default="default_pool"),
+    Column("pool_slots", Integer, nullable=False, default=1),
+    Column("queue", String(256), nullable=False, default="default"),
+    Column("hostname", String(1000), nullable=True),
+    Column("pid", Integer, nullable=True),
+    Column("executor", String(100), nullable=True),
+    Column("worker_id", String(250), nullable=True),
+    Column("last_heartbeat_at", UTCDateTime, nullable=True),
+    Column("scheduled_at", UTCDateTime, nullable=True),
+    Column("queued_at", UTCDateTime, nullable=True),
+    Column("start_date", UTCDateTime, nullable=True),
+    Column("end_date", UTCDateTime, nullable=True),
+    Column("duration", Float, nullable=True),
+    Column("next_retry_at", UTCDateTime, nullable=True),
+    Column("reschedule_date", UTCDateTime, nullable=True),
+    Column("first_poke_at", UTCDateTime, nullable=True),
+    Column("poke_count", Integer, nullable=False, default=0),
+    Column("trigger_id", Integer, ForeignKey("trigger.id", ondelete="SET NULL"), nullable=True),
+    Column("next_method", String(1000), nullable=True),
+    Column("next_kwargs", JSON, nullable=True),
+    Column("trigger_timeout", UTCDateTime, nullable=True),
+    Column("updated_at", UTCDateTime, nullable=True),
+    UniqueConstraint("dag_run_id", "task_id", "map_index"),
+    Index(None, "state", "dag_id"),
+    Index(None, "dag_id", "run_id"),
+    Index(None, "trigger_id"),
+)
+
+task_instance_history = Table(
+    "task_instance_history",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("task_instance_id", Integer, nullable=False, index=True),
+    Column("dag_id", String(250), nullable=False),
+    Column("run_id", String(250), nullable=False),
+    Column("task_id", String(250), nullable=False),
+    Column("try_number", Integer, nullable=False),
+    Column("state", String(20), nullable=False),
+    Column("state_name", String(40), nullable=False),
+    Column("state_message", Text, nullable=True),
+    Column("hostname", String(1000), nullable=True),
+    Column("pid", Integer, nullable=True),
+    Column("start_date", UTCDateTime, nullable=True),
+    Column("end_date", UTCDateTime, nullable=True),
+    Column("duration", Float, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("traceback", Text, nullable=True),
+    Column("log_path", Text, nullable=True),
+)
+
+state_transition = Table(
+    "state_transition",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("entity", String(20), nullable=False),  # "task_instance" | "dag_run"
+    Column("entity_id", Integer, nullable=False),
+    Column("dag_id", String(250), nullable=False),
+    Column("run_id", String(250), nullable=False),
+    Column("task_id", String(250), nullable=True),
+    Column("from_state", String(20), nullable=True),  # NULL: the row was created
+    Column("to_state", String(20), nullable=False),
+    Column("name", String(40), nullable=False),
+    Column("message", Text, nullable=True),
+    Column("actor", String(20), nullable=False),
+    Column("try_number", Integer, nullable=True),
+    Column("at", UTCDateTime, nullable=False),
+    Index(None, "entity", "entity_id"),
+    Index(None, "dag_id", "run_id"),
+)
+
+xcom = Table(
+    "xcom",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dag_run_id", Integer, ForeignKey("dag_run.id", ondelete="CASCADE"), nullable=False),
+    Column("task_id", String(250), nullable=False),
+    Column("key", String(512), nullable=False, default="return_value"),
+    Column("value", JSON, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("dag_run_id", "task_id", "key"),
+)
+
+import_error = Table(
+    "import_error",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("filename", Text, nullable=False, unique=True),
+    Column("stacktrace", Text, nullable=False),
+    Column("timestamp", UTCDateTime, nullable=False),
+)
+
+job = Table(
+    "job",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job_type", String(30), nullable=False),
+    Column("hostname", String(1000), nullable=True),
+    Column("pid", Integer, nullable=True),
+    Column("status", String(20), nullable=False),  # running | stopped (not a state machine)
+    Column("start_date", UTCDateTime, nullable=False),
+    Column("end_date", UTCDateTime, nullable=True),
+    Column("latest_heartbeat", UTCDateTime, nullable=False),
+    Column("capacity", Integer, nullable=True),
+    Index(None, "job_type", "status", "latest_heartbeat"),
+)
+
+task_reschedule = Table(
+    "task_reschedule",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("task_instance_id", Integer, ForeignKey("task_instance.id", ondelete="CASCADE"),
+           nullable=False, index=True),
+    Column("try_number", Integer, nullable=False),
+    Column("start_date", UTCDateTime, nullable=False),
+    Column("end_date", UTCDateTime, nullable=False),
+    Column("duration", Float, nullable=False),
+    Column("reschedule_date", UTCDateTime, nullable=False),
+)
+
+pool = Table(
+    "pool",
+    metadata,
+    Column("name", String(256), primary_key=True),
+    Column("slots", Integer, nullable=False),
+    Column("description", Text, nullable=True),
+    Column("include_deferred", Boolean, nullable=False, default=False),
+)

@@ -1,0 +1,473 @@
+"""The one door for state changes of task instances and DAG runs.
+
+Every write of a ``state`` column goes through this module. Each change:
+
+1. is checked against the allowlist in ``statewright.core.transitions`` (``InvalidTransition``);
+2. is applied as a compare-and-set: ``UPDATE … SET state=:to WHERE id IN (…) AND state=:from``
+   (and ``AND try_number=:n`` when the caller fences on a try);
+3. sets the timestamps the seeds attach to the target state;
+4. appends one ``state_transition`` row per changed row, in the same transaction;
+5. hands the events to the registered listeners after the transaction commits.
+
+A lost race (the row was no longer in the from-state) is reported in ``TransitionResult.lost``,
+never overwritten; a request for the edge already taken is reported in ``already``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, case, func, insert, literal, select, tuple_, update
+from sqlalchemy.sql.elements import ColumnElement
+
+from statewright.core.states import (
+    RUN,
+    RUN_TERMINAL,
+    TI,
+    DagRunState,
+    StateName,
+    TaskInstanceState,
+    default_run_name,
+    default_ti_name,
+)
+from statewright.core.transitions import Actor, dag_run_edge, task_instance_edge
+from statewright.db.engine import after_commit
+from statewright.db.tables import dag_run, state_transition, task_instance
+
+ENTITY_TI = "task_instance"
+ENTITY_RUN = "dag_run"
+
+# Target states whose reaching ends a try (or the wait for one): end_date and duration are set.
+_TI_ENDS = frozenset(
+    {TI.SUCCESS, TI.FAILED, TI.SKIPPED, TI.UPSTREAM_FAILED, TI.REMOVED, TI.UP_FOR_RETRY}
+)
+_PROTECTED = frozenset({"state", "state_name", "id"})
+
+
+@dataclass(frozen=True)
+class TransitionEvent:
+    entity: str
+    entity_id: int
+    dag_id: str
+    run_id: str
+    task_id: str | None
+    frm: str | None
+    to: str
+    name: str
+    try_number: int | None
+    actor: str
+    at: datetime
+
+
+@dataclass
+class TransitionResult:
+    changed: list[int] = field(default_factory=list)
+    already: list[int] = field(default_factory=list)
+    """Rows already in the target state: a repeated request answers as the first did."""
+    lost: dict[int, str] = field(default_factory=dict)
+    """Rows that were in another state (or another try) than the caller expected."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.lost
+
+
+Listener = Callable[[Sequence[TransitionEvent]], None]
+_listeners: list[Listener] = []
+_listeners_lock = threading.Lock()
+
+
+def add_transition_listener(listener: Listener) -> Callable[[], None]:
+    """Call ``listener`` with the events of every committed transaction; returns a remover."""
+    with _listeners_lock:
+        _listeners.append(listener)
+
+    def remove() -> None:
+        with _listeners_lock, contextlib.suppress(ValueError):
+            _listeners.remove(listener)
+
+    return remove
+
+
+def _dispatch(events: list[TransitionEvent]) -> None:
+    with _listeners_lock:
+        listeners = list(_listeners)
+    for listener in listeners:
+        try:
+            listener(events)
+        except Exception:  # a listener never breaks the writer
+            logging.getLogger(__name__).exception("transition listener failed")
+
+
+def _emit(conn: Connection, events: list[TransitionEvent], message: str | None = None) -> None:
+    if not events:
+        return
+    conn.execute(
+        insert(state_transition),
+        [
+            {
+                "entity": e.entity,
+                "entity_id": e.entity_id,
+                "dag_id": e.dag_id,
+                "run_id": e.run_id,
+                "task_id": e.task_id,
+                "from_state": e.frm,
+                "to_state": e.to,
+                "name": e.name,
+                "message": message,
+                "actor": e.actor,
+                "try_number": e.try_number,
+                "at": e.at,
+            }
+            for e in events
+        ],
+    )
+    after_commit(conn, lambda: _dispatch(events))
+
+
+def _seconds_between(conn: Connection, start: ColumnElement[Any], now: datetime) -> Any:
+    if conn.dialect.name == "sqlite":
+        naive = now.replace(tzinfo=None).isoformat(sep=" ")
+        return (func.julianday(literal(naive)) - func.julianday(start)) * 86400.0
+    return func.extract("epoch", literal(now) - start)
+
+
+# -- creation -------------------------------------------------------------------------------
+
+
+def create_dag_run(
+    conn: Connection,
+    *,
+    dag_id: str,
+    run_id: str,
+    run_type: str,
+    actor: Actor,
+    now: datetime,
+    logical_date: datetime | None = None,
+    data_interval_start: datetime | None = None,
+    data_interval_end: datetime | None = None,
+    run_after: datetime | None = None,
+    conf: Mapping[str, Any] | None = None,
+    triggered_by: str | None = None,
+    name: StateName | None = None,
+) -> int:
+    """Insert a DAG run in ``queued`` (queued_at set) and record its first history row."""
+    state_name = name or default_run_name(RUN.QUEUED)
+    run_pk = conn.execute(
+        insert(dag_run)
+        .values(
+            dag_id=dag_id,
+            run_id=run_id,
+            run_type=run_type,
+            logical_date=logical_date,
+            data_interval_start=data_interval_start,
+            data_interval_end=data_interval_end,
+            run_after=run_after or now,
+            state=RUN.QUEUED.value,
+            state_name=state_name.value,
+            conf=dict(conf or {}),
+            triggered_by=triggered_by or actor.value,
+            queued_at=now,
+            updated_at=now,
+            clear_number=0,
+        )
+        .returning(dag_run.c.id)
+    ).scalar_one()
+    _emit(
+        conn,
+        [TransitionEvent(ENTITY_RUN, run_pk, dag_id, run_id, None, None, RUN.QUEUED.value,
+                         state_name.value, None, actor.value, now)],
+    )
+    return int(run_pk)
+
+
+def create_task_instances(
+    conn: Connection,
+    *,
+    dag_run_id: int,
+    dag_id: str,
+    run_id: str,
+    rows: Sequence[Mapping[str, Any]],
+    actor: Actor,
+    now: datetime,
+) -> list[int]:
+    """Insert task instances in state ``none``. ``rows`` hold task_id and per-task columns."""
+    if not rows:
+        return []
+    name = default_ti_name(TI.NONE).value
+    values = [
+        {
+            "dag_run_id": dag_run_id,
+            "dag_id": dag_id,
+            "run_id": run_id,
+            "map_index": -1,
+            "try_number": 0,
+            "max_tries": 0,
+            "priority_weight": 1,
+            "pool": "default_pool",
+            "pool_slots": 1,
+            "queue": "default",
+            "operator": None,
+            "poke_count": 0,
+            **dict(r),
+            "state": TI.NONE.value,
+            "state_name": name,
+            "updated_at": now,
+        }
+        for r in rows
+    ]
+    conn.execute(insert(task_instance), values)
+    created = conn.execute(
+        select(task_instance.c.id, task_instance.c.task_id).where(
+            task_instance.c.dag_run_id == dag_run_id,
+            task_instance.c.task_id.in_([r["task_id"] for r in rows]),
+        )
+    ).all()
+    _emit(
+        conn,
+        [
+            TransitionEvent(ENTITY_TI, pk, dag_id, run_id, tid, None, TI.NONE.value, name, 0,
+                            actor.value, now)
+            for pk, tid in created
+        ],
+    )
+    return [pk for pk, _ in created]
+
+
+# -- task instances ---------------------------------------------------------------------------
+
+
+def set_task_instance_state(
+    conn: Connection,
+    ids: int | Iterable[int],
+    *,
+    frm: TaskInstanceState | Collection[TaskInstanceState],
+    to: TaskInstanceState,
+    actor: Actor,
+    now: datetime,
+    name: StateName | None = None,
+    message: str | None = None,
+    try_number: int | None = None,
+    fenced: Iterable[tuple[int, int]] | None = None,
+    increment_try: bool = False,
+    values: Mapping[str, Any] | None = None,
+) -> TransitionResult:
+    """Move task instances ``ids`` from ``frm`` (one state or several) to ``to``.
+
+    ``try_number`` (or ``fenced``: pairs of id and try number) fences the change to one try: a
+    report for try 3 can never change try 4. ``increment_try`` starts a new try (try_number+1).
+    ``values`` sets other columns in the same statement.
+    """
+    to = TI(to)
+    froms = [TI(frm)] if isinstance(frm, str) else [TI(f) for f in frm]
+    for f in froms:
+        task_instance_edge(f, to, actor)
+    extra = dict(values or {})
+    bad = _PROTECTED & extra.keys()
+    if bad:
+        raise ValueError(f"the door sets {sorted(bad)} itself")
+
+    pairs = list(fenced) if fenced is not None else None
+    id_list = [p[0] for p in pairs] if pairs is not None else (
+        [ids] if isinstance(ids, int) else list(ids)
+    )
+    result = TransitionResult()
+    if not id_list:
+        return result
+
+    c = task_instance.c
+    new_try = c.try_number + 1 if increment_try else c.try_number
+    if name is not None:
+        name_expr: Any = name.value
+    elif to is TI.RUNNING:
+        name_expr = case((new_try > 1, StateName.RETRYING.value), else_=StateName.RUNNING.value)
+    else:
+        name_expr = default_ti_name(to).value
+
+    sets: dict[str, Any] = {"state": to.value, "state_name": name_expr, "updated_at": now}
+    sets["state_message"] = message
+    if increment_try:
+        sets["try_number"] = new_try
+    if to is TI.SCHEDULED:
+        sets["scheduled_at"] = now
+    elif to is TI.QUEUED:
+        sets["queued_at"] = now
+    elif to is TI.RUNNING:
+        sets.setdefault("last_heartbeat_at", now)
+        if increment_try:
+            sets["start_date"] = now
+            sets["end_date"] = None
+            sets["duration"] = None
+    elif to in _TI_ENDS:
+        sets["end_date"] = now
+        sets["duration"] = case(
+            (c.start_date.is_(None), None), else_=_seconds_between(conn, c.start_date, now)
+        )
+    sets.update(extra)
+
+    events: list[TransitionEvent] = []
+    for f in froms:
+        stmt = update(task_instance).where(c.state == f.value)
+        if pairs is not None:
+            stmt = stmt.where(tuple_(c.id, c.try_number).in_(pairs))
+        else:
+            stmt = stmt.where(c.id.in_(id_list))
+            if try_number is not None:
+                stmt = stmt.where(c.try_number == try_number)
+        rows = conn.execute(
+            stmt.values(**sets).returning(
+                c.id, c.dag_id, c.run_id, c.task_id, c.try_number, c.state_name
+            )
+        ).all()
+        for row in rows:
+            result.changed.append(row.id)
+            events.append(
+                TransitionEvent(ENTITY_TI, row.id, row.dag_id, row.run_id, row.task_id, f.value,
+                                to.value, row.state_name, row.try_number, actor.value, now)
+            )
+    _emit(conn, events, message)
+
+    missing = set(id_list) - set(result.changed)
+    if missing:
+        for row in conn.execute(
+            select(c.id, c.state, c.try_number).where(c.id.in_(missing))
+        ).all():
+            fence = dict(pairs).get(row.id) if pairs is not None else try_number
+            same_try = fence is None or row.try_number == fence
+            if row.state == to.value and same_try:
+                result.already.append(row.id)
+            else:
+                result.lost[row.id] = f"{row.state} (try {row.try_number})"
+        for pk in missing - set(result.already) - set(result.lost):
+            result.lost[pk] = "missing"
+    return result
+
+
+# -- DAG runs --------------------------------------------------------------------------------
+
+
+def set_dag_run_state(
+    conn: Connection,
+    ids: int | Iterable[int],
+    *,
+    frm: DagRunState | Collection[DagRunState],
+    to: DagRunState,
+    actor: Actor,
+    now: datetime,
+    name: StateName | None = None,
+    message: str | None = None,
+    values: Mapping[str, Any] | None = None,
+) -> TransitionResult:
+    """Move DAG runs ``ids`` from ``frm`` to ``to`` (compare-and-set, history, timestamps)."""
+    to = RUN(to)
+    froms = [RUN(frm)] if isinstance(frm, str) else [RUN(f) for f in frm]
+    for f in froms:
+        dag_run_edge(f, to, actor)
+    extra = dict(values or {})
+    bad = _PROTECTED & extra.keys()
+    if bad:
+        raise ValueError(f"the door sets {sorted(bad)} itself")
+    id_list = [ids] if isinstance(ids, int) else list(ids)
+    result = TransitionResult()
+    if not id_list:
+        return result
+    c = dag_run.c
+    state_name = (name or default_run_name(to)).value
+    sets: dict[str, Any] = {
+        "state": to.value,
+        "state_name": state_name,
+        "state_message": message,
+        "updated_at": now,
+    }
+    if to is RUN.QUEUED:
+        sets.update(queued_at=now, start_date=None, end_date=None)
+    elif to is RUN.RUNNING:
+        sets["start_date"] = func.coalesce(c.start_date, now)
+    elif to in RUN_TERMINAL:
+        sets["end_date"] = now
+    sets.update(extra)
+    events: list[TransitionEvent] = []
+    for f in froms:
+        rows = conn.execute(
+            update(dag_run)
+            .where(c.state == f.value, c.id.in_(id_list))
+            .values(**sets)
+            .returning(c.id, c.dag_id, c.run_id)
+        ).all()
+        for row in rows:
+            result.changed.append(row.id)
+            events.append(
+                TransitionEvent(ENTITY_RUN, row.id, row.dag_id, row.run_id, None, f.value,
+                                to.value, state_name, None, actor.value, now)
+            )
+    _emit(conn, events, message)
+    missing = set(id_list) - set(result.changed)
+    if missing:
+        for row in conn.execute(select(c.id, c.state).where(c.id.in_(missing))).all():
+            if row.state == to.value:
+                result.already.append(row.id)
+            else:
+                result.lost[row.id] = row.state
+        for pk in missing - set(result.already) - set(result.lost):
+            result.lost[pk] = "missing"
+    return result
+
+
+def rename_task_instances(
+    conn: Connection,
+    ids: Iterable[int],
+    *,
+    state: TaskInstanceState,
+    name: StateName,
+    actor: Actor,
+    now: datetime,
+    message: str | None = None,
+) -> list[int]:
+    """Change only the state *name* (e.g. Scheduled → Late); the type stays. Recorded in history."""
+    c = task_instance.c
+    rows = conn.execute(
+        update(task_instance)
+        .where(c.id.in_(list(ids)), c.state == TI(state).value, c.state_name != name.value)
+        .values(state_name=name.value, updated_at=now)
+        .returning(c.id, c.dag_id, c.run_id, c.task_id, c.try_number)
+    ).all()
+    events = [
+        TransitionEvent(ENTITY_TI, r.id, r.dag_id, r.run_id, r.task_id, state.value, state.value,
+                        name.value, r.try_number, actor.value, now)
+        for r in rows
+    ]
+    _emit(conn, events, message)
+    return [r.id for r in rows]
+
+
+def rename_dag_runs(
+    conn: Connection,
+    ids: Iterable[int],
+    *,
+    state: DagRunState,
+    name: StateName,
+    actor: Actor,
+    now: datetime,
+    message: str | None = None,
+) -> list[int]:
+    """Change only the state *name* of DAG runs (e.g. Queued → Late). Recorded in history."""
+    c = dag_run.c
+    rows = conn.execute(
+        update(dag_run)
+        .where(c.id.in_(list(ids)), c.state == RUN(state).value, c.state_name != name.value)
+        .values(state_name=name.value, updated_at=now)
+        .returning(c.id, c.dag_id, c.run_id)
+    ).all()
+    events = [
+        TransitionEvent(ENTITY_RUN, r.id, r.dag_id, r.run_id, None, state.value, state.value,
+                        name.value, None, actor.value, now)
+        for r in rows
+    ]
+    _emit(conn, events, message)
+    return [r.id for r in rows]

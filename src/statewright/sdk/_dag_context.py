@@ -1,0 +1,74 @@
+"""The DAG of the enclosing ``with`` block, and the collectors the DAG file loader listens on.
+
+Both are per thread, so two threads may import DAG files at the same time.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from statewright.sdk.dag import DAG
+
+_SDK_DIR = str(Path(__file__).resolve().parent)
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.active: list[DAG] = []
+        self.collectors: list[list[DAG]] = []
+
+
+_state = _State()
+
+
+def push_dag(dag: DAG) -> None:
+    _state.active.append(dag)
+
+
+def pop_dag(dag: DAG) -> None:
+    if _state.active and _state.active[-1] is dag:
+        _state.active.pop()
+    elif dag in _state.active:  # left out of order (an exception unwound several blocks)
+        _state.active.remove(dag)
+
+
+def current_dag() -> DAG | None:
+    """The DAG of the innermost ``with DAG(...)`` block (or ``@dag`` call) running now."""
+    return _state.active[-1] if _state.active else None
+
+
+def register_dag(dag: DAG) -> None:
+    """Tell every loader that is importing a file on this thread that ``dag`` was defined."""
+    for collected in _state.collectors:
+        if not any(d is dag for d in collected):
+            collected.append(dag)
+
+
+@contextmanager
+def collecting_dags() -> Iterator[list[DAG]]:
+    """Collect the DAGs completed (``with`` block left, ``@dag`` called) inside the block."""
+    collected: list[DAG] = []
+    _state.collectors.append(collected)
+    depth = len(_state.active)
+    try:
+        yield collected
+    finally:
+        _state.collectors.remove(collected)
+        del _state.active[depth:]  # a failed import must not leave a DAG "active"
+
+
+def caller_location() -> tuple[str, int]:
+    """File and line of the nearest frame outside this package: where the user wrote the call."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_SDK_DIR):
+            return filename, frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return "", 0

@@ -1,0 +1,71 @@
+"""The ``>>`` / ``<<`` vocabulary shared by operators and XComArgs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from statewright.sdk.baseoperator import BaseOperator
+
+
+class DependencyMixin:
+    """Something that can stand on either side of ``>>``: a task, or a task's output."""
+
+    @property
+    def roots(self) -> list[BaseOperator]:
+        raise NotImplementedError
+
+    @property
+    def leaves(self) -> list[BaseOperator]:
+        raise NotImplementedError
+
+    def set_upstream(self, other: DependencyMixin | Sequence[DependencyMixin]) -> None:
+        """Make ``other`` run before this."""
+        for task in self.roots:
+            task._add_relatives(other, upstream=True)
+
+    def set_downstream(self, other: DependencyMixin | Sequence[DependencyMixin]) -> None:
+        """Make ``other`` run after this."""
+        for task in self.leaves:
+            task._add_relatives(other, upstream=False)
+
+    def __rshift__(self, other: Any) -> Any:
+        """``self >> other``: other runs after self; returns other so chains read left to right."""
+        self.set_downstream(other)
+        return other
+
+    def __lshift__(self, other: Any) -> Any:
+        """``self << other``: other runs before self."""
+        self.set_upstream(other)
+        return other
+
+    def __rrshift__(self, other: Any) -> Any:
+        """``[a, b] >> self``."""
+        self.set_upstream(other)
+        return self
+
+    def __rlshift__(self, other: Any) -> Any:
+        """``[a, b] << self``."""
+        self.set_downstream(other)
+        return self
+
+
+def flatten_relatives(
+    other: DependencyMixin | Sequence[DependencyMixin], *, upstream: bool
+) -> list[BaseOperator]:
+    """The tasks an edge attaches to: leaves of what runs before, roots of what runs after."""
+    items = [other] if isinstance(other, DependencyMixin) else other
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence | set | frozenset):
+        raise TypeError(
+            f"cannot set a dependency on {other!r}: expected a task, a task's output, "
+            "or a list of them"
+        )
+    tasks: list[BaseOperator] = []
+    for item in items:
+        if not isinstance(item, DependencyMixin):
+            raise TypeError(
+                f"cannot set a dependency on {item!r}: expected a task or a task's output"
+            )
+        tasks.extend(item.leaves if upstream else item.roots)
+    return tasks

@@ -1,0 +1,443 @@
+"""BaseOperator: the arguments every task takes, its place in the DAG, and ``chain``.
+
+As in Airflow, arguments a task leaves unset are taken from its DAG's ``default_args`` (and from a
+``default_args`` passed to the task itself), for every class in the operator's hierarchy.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+import inspect
+import itertools
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from statewright.core.errors import DagDefinitionError
+from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
+from statewright.sdk import _dag_context
+from statewright.sdk._dependency import DependencyMixin, flatten_relatives
+from statewright.sdk._validation import (
+    to_callback_list,
+    to_timedelta,
+    unknown_arguments_message,
+    validate_id,
+)
+from statewright.sdk.xcom_arg import XComArg, iter_xcom_args
+
+if TYPE_CHECKING:
+    from statewright.sdk.dag import DAG
+
+__all__ = ["BaseOperator", "chain", "cross_downstream"]
+
+DEFAULT_RETRY_DELAY = timedelta(seconds=300)
+DEFAULT_POOL = "default_pool"
+DEFAULT_QUEUE = "default"
+WEIGHT_RULES = ("downstream", "upstream", "absolute")
+CALLBACK_KINDS = ("on_execute", "on_success", "on_failure", "on_retry", "on_skipped")
+_PRIORITY_RANGE = (-(2**31), 2**31 - 1)
+_NEVER_DEFAULTED = frozenset({"self", "task_id", "dag", "default_args"})
+
+
+def _apply_defaults(init: Callable[..., None]) -> Callable[..., None]:
+    """Wrap an operator ``__init__`` so unset arguments come from ``default_args``."""
+    sig = inspect.signature(init)
+    params = list(sig.parameters.values())[1:]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    takes_var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+
+    @functools.wraps(init)
+    def apply_defaults(self: BaseOperator, *args: Any, **kwargs: Any) -> None:
+        outermost = not self.__dict__.get("_init_running", False)
+        if outermost:
+            self.__dict__["_init_running"] = True
+            self.__dict__["defined_at"] = _dag_context.caller_location()
+        try:
+            if ("dag" in names or takes_var_kw) and kwargs.get("dag") is None:
+                active = _dag_context.current_dag()
+                if active is not None:
+                    kwargs["dag"] = active
+            defaults: dict[str, Any] = {}
+            dag = kwargs.get("dag")
+            if dag is not None:
+                defaults.update(getattr(dag, "default_args", None) or {})
+            defaults.update(kwargs.get("default_args") or {})
+            filled = set(positional[: len(args)])
+            for name in names:
+                if name in _NEVER_DEFAULTED or name in kwargs or name in filled:
+                    continue
+                if name in defaults:
+                    kwargs[name] = defaults[name]
+            try:
+                sig.bind(self, *args, **kwargs)
+            except TypeError as exc:
+                task_id = kwargs.get("task_id", args[0] if args else "?")
+                raise DagDefinitionError(
+                    f"{type(self).__name__}(task_id={task_id!r}): {exc}"
+                ) from None
+            init(self, *args, **kwargs)
+            if outermost:
+                self._finish_init()
+        finally:
+            if outermost:
+                self.__dict__["_init_running"] = False
+
+    apply_defaults._applies_defaults = True  # type: ignore[attr-defined]
+    return apply_defaults
+
+
+class BaseOperator(DependencyMixin, abc.ABC):
+    """A task: one node of a DAG. Subclasses implement ``execute(context)``.
+
+    The arguments are Airflow's task arguments; ``execution_timeout``, ``retry_delay`` and
+    ``max_retry_delay`` accept a ``timedelta`` or a number of seconds.
+    """
+
+    # Attributes that may hold XComArgs: they create upstream edges and are resolved before
+    # ``execute`` (Airflow's template fields; nothing is rendered as a template).
+    template_fields: ClassVar[Sequence[str]] = ()
+    is_sensor: ClassVar[bool] = False
+    deferrable: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_applies_defaults", False):
+            cls.__init__ = _apply_defaults(init)  # type: ignore[method-assign]
+
+    def __init__(
+        self,
+        task_id: str,
+        *,
+        dag: DAG | None = None,
+        default_args: dict[str, Any] | None = None,
+        owner: str | None = None,
+        retries: int | None = 0,
+        retry_delay: timedelta | float = DEFAULT_RETRY_DELAY,
+        retry_exponential_backoff: bool = False,
+        max_retry_delay: timedelta | float | None = None,
+        execution_timeout: timedelta | float | None = None,
+        trigger_rule: str | TriggerRule = "all_success",
+        priority_weight: int = 1,
+        weight_rule: str = "downstream",
+        pool: str | None = DEFAULT_POOL,
+        pool_slots: int = 1,
+        queue: str = DEFAULT_QUEUE,
+        depends_on_past: bool = False,
+        max_active_tis_per_dag: int | None = None,
+        params: dict[str, Any] | None = None,
+        doc_md: str | None = None,
+        doc: str | None = None,
+        do_xcom_push: bool = True,
+        multiple_outputs: bool = False,
+        on_execute_callback: Any = None,
+        on_success_callback: Any = None,
+        on_failure_callback: Any = None,
+        on_retry_callback: Any = None,
+        on_skipped_callback: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        self.task_id = validate_id(task_id, "task_id")
+        if kwargs:
+            known = [n for n in inspect.signature(type(self).__init__).parameters if n != "self"]
+            known += [n for n in inspect.signature(BaseOperator.__init__).parameters]
+            raise DagDefinitionError(
+                f"{type(self).__name__}(task_id={task_id!r}) got unknown argument(s) "
+                f"{unknown_arguments_message(kwargs, known)}."
+            )
+        if dag is not None and not _is_dag(dag):
+            raise DagDefinitionError(
+                f"task {task_id!r}: dag= must be a DAG, got {type(dag).__name__}."
+            )
+        where = f"task {task_id!r}"
+        self._dag: DAG | None = None
+        self._dag_requested = dag
+        self.owner = owner
+        self.retries = _check_retries(retries, where)
+        self.retry_delay: timedelta = to_timedelta(retry_delay, f"{where}: retry_delay")  # type: ignore[assignment]
+        self.retry_exponential_backoff = _check_backoff(retry_exponential_backoff, where)
+        self.max_retry_delay = to_timedelta(
+            max_retry_delay, f"{where}: max_retry_delay", allow_none=True
+        )
+        self.execution_timeout = to_timedelta(
+            execution_timeout, f"{where}: execution_timeout", allow_none=True
+        )
+        if self.execution_timeout is not None and self.execution_timeout <= timedelta(0):
+            raise DagDefinitionError(f"{where}: execution_timeout must be positive.")
+        self.trigger_rule = trigger_rule  # type: ignore[assignment]  # validated by the setter
+        self.priority_weight = _check_int(priority_weight, f"{where}: priority_weight")
+        if not _PRIORITY_RANGE[0] <= self.priority_weight <= _PRIORITY_RANGE[1]:
+            raise DagDefinitionError(f"{where}: priority_weight must fit in 32 bits.")
+        if weight_rule not in WEIGHT_RULES:
+            raise DagDefinitionError(
+                f"{where}: weight_rule must be one of {', '.join(WEIGHT_RULES)}; "
+                f"got {weight_rule!r}."
+            )
+        self.weight_rule = str(weight_rule)
+        self.pool = DEFAULT_POOL if pool is None else _check_name(pool, f"{where}: pool")
+        self.pool_slots = _check_int(pool_slots, f"{where}: pool_slots", minimum=1)
+        self.queue = _check_name(queue, f"{where}: queue")
+        self.depends_on_past = bool(depends_on_past)
+        self.max_active_tis_per_dag = (
+            None
+            if max_active_tis_per_dag is None
+            else _check_int(max_active_tis_per_dag, f"{where}: max_active_tis_per_dag", minimum=1)
+        )
+        if params is not None and not isinstance(params, dict):
+            raise DagDefinitionError(f"{where}: params must be a dict, got {params!r}.")
+        self.params: dict[str, Any] = dict(params or {})
+        self.doc_md = doc_md
+        self.doc = doc
+        self.do_xcom_push = bool(do_xcom_push)
+        self.multiple_outputs = bool(multiple_outputs)
+        self.on_execute_callback = to_callback_list(
+            on_execute_callback, f"{where}: on_execute_callback"
+        )
+        self.on_success_callback = to_callback_list(
+            on_success_callback, f"{where}: on_success_callback"
+        )
+        self.on_failure_callback = to_callback_list(
+            on_failure_callback, f"{where}: on_failure_callback"
+        )
+        self.on_retry_callback = to_callback_list(on_retry_callback, f"{where}: on_retry_callback")
+        self.on_skipped_callback = to_callback_list(
+            on_skipped_callback, f"{where}: on_skipped_callback"
+        )
+        self.upstream_task_ids: set[str] = set()
+        self.downstream_task_ids: set[str] = set()
+
+    def _finish_init(self) -> None:
+        """Runs once, after the most derived ``__init__``: join the DAG, wire XComArg inputs."""
+        if self._dag_requested is not None:
+            self._dag_requested.add_task(self)
+        del self._dag_requested
+        for name in self.template_fields:
+            for arg in iter_xcom_args(getattr(self, name, None)):
+                self.set_upstream(arg)
+
+    # -- execution ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def execute(self, context: Any) -> Any:
+        """Do the work of one try. The return value is stored (it must be plain JSON data)."""
+
+    def on_kill(self) -> None:
+        """Called when the try is stopped (its execution_timeout passed); release what it holds."""
+
+    # -- attributes ---------------------------------------------------------------------------
+
+    @property
+    def trigger_rule(self) -> TriggerRule:
+        return self._trigger_rule
+
+    @trigger_rule.setter
+    def trigger_rule(self, value: str | TriggerRule) -> None:
+        task_id = self.task_id
+        try:
+            rule = parse_trigger_rule(value)
+        except DagDefinitionError as exc:
+            raise DagDefinitionError(f"task {task_id!r}: {exc}") from None
+        if self._dag_or_none is not None:
+            self._dag_or_none._check_fail_stop_rule(task_id, rule)
+        self._trigger_rule = rule
+
+    @property
+    def _dag_or_none(self) -> DAG | None:
+        return self.__dict__.get("_dag")
+
+    @property
+    def dag(self) -> DAG | None:
+        """The DAG this task belongs to (``None`` until it is added to one)."""
+        return self._dag_or_none
+
+    @dag.setter
+    def dag(self, dag: DAG) -> None:
+        if not _is_dag(dag):
+            raise DagDefinitionError(
+                f"task {self.task_id!r}: dag must be a DAG, got {type(dag).__name__}."
+            )
+        dag.add_task(self)
+
+    @property
+    def dag_id(self) -> str | None:
+        return self.dag.dag_id if self.dag is not None else None
+
+    @property
+    def output(self) -> XComArg:
+        """This task's return value, to pass to other tasks."""
+        return XComArg(self)
+
+    @property
+    def task_type(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<Task({type(self).__name__}): {self.__dict__.get('task_id', '?')}>"
+
+    # -- relationships ------------------------------------------------------------------------
+
+    @property
+    def roots(self) -> list[BaseOperator]:
+        return [self]
+
+    @property
+    def leaves(self) -> list[BaseOperator]:
+        return [self]
+
+    def _add_relatives(
+        self, other: DependencyMixin | Sequence[DependencyMixin], *, upstream: bool
+    ) -> None:
+        tasks = flatten_relatives(other, upstream=upstream)
+        dag = _common_dag([self, *tasks])
+        for task in (self, *tasks):
+            if task.dag is None:
+                dag.add_task(task)
+        for task in tasks:
+            if task is self:
+                raise DagDefinitionError(
+                    f"task {self.task_id!r} in DAG {dag.dag_id!r} cannot depend on itself."
+                )
+            if upstream:
+                self.upstream_task_ids.add(task.task_id)
+                task.downstream_task_ids.add(self.task_id)
+            else:
+                self.downstream_task_ids.add(task.task_id)
+                task.upstream_task_ids.add(self.task_id)
+
+    def get_direct_relative_ids(self, upstream: bool = False) -> set[str]:
+        return set(self.upstream_task_ids if upstream else self.downstream_task_ids)
+
+    def get_direct_relatives(self, upstream: bool = False) -> list[BaseOperator]:
+        return [
+            self._require_dag().task_dict[i] for i in sorted(self.get_direct_relative_ids(upstream))
+        ]
+
+    @property
+    def upstream_list(self) -> list[BaseOperator]:
+        return self.get_direct_relatives(upstream=True)
+
+    @property
+    def downstream_list(self) -> list[BaseOperator]:
+        return self.get_direct_relatives(upstream=False)
+
+    def get_flat_relative_ids(self, upstream: bool = False) -> set[str]:
+        """Every task reachable from this one going up (or down) the graph, itself excluded."""
+        dag = self._require_dag()
+        seen: set[str] = set()
+        stack = list(self.get_direct_relative_ids(upstream))
+        while stack:
+            task_id = stack.pop()
+            if task_id in seen:
+                continue
+            seen.add(task_id)
+            stack.extend(dag.task_dict[task_id].get_direct_relative_ids(upstream))
+        seen.discard(self.task_id)
+        return seen
+
+    def get_flat_relatives(self, upstream: bool = False) -> list[BaseOperator]:
+        dag = self._require_dag()
+        return [dag.task_dict[i] for i in sorted(self.get_flat_relative_ids(upstream))]
+
+    def _require_dag(self) -> DAG:
+        if self.dag is None:
+            raise DagDefinitionError(
+                f"task {self.task_id!r} belongs to no DAG: create it inside `with DAG(...)`, "
+                "inside a @dag function, or pass dag=..."
+            )
+        return self.dag
+
+
+BaseOperator.__init__ = _apply_defaults(BaseOperator.__init__)  # type: ignore[method-assign]
+
+
+def chain(*tasks: DependencyMixin | Sequence[DependencyMixin]) -> None:
+    """Airflow's ``chain``: ``chain(a, [b, c], [d, e], f)`` is a >> b >> d >> f, a >> c >> e >> f.
+
+    A task next to a list fans out (or in); two adjacent lists must have the same length and
+    are joined pairwise.
+    """
+    for up, down in itertools.pairwise(tasks):
+        if isinstance(up, DependencyMixin):
+            up.set_downstream(down)
+        elif isinstance(down, DependencyMixin):
+            down.set_upstream(up)
+        else:
+            if len(up) != len(down):
+                raise DagDefinitionError(
+                    "chain() joins two adjacent lists pairwise, so they must have the same "
+                    f"length; got {len(up)} and {len(down)}. Use cross_downstream() to join "
+                    "every task of one list to every task of the other."
+                )
+            for up_task, down_task in zip(up, down, strict=True):
+                up_task.set_downstream(down_task)
+
+
+def cross_downstream(
+    from_tasks: Sequence[DependencyMixin],
+    to_tasks: DependencyMixin | Sequence[DependencyMixin],
+) -> None:
+    """Make every task of ``to_tasks`` run after every task of ``from_tasks``."""
+    for task in from_tasks:
+        task.set_downstream(to_tasks)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _is_dag(value: Any) -> bool:
+    from statewright.sdk.dag import DAG
+
+    return isinstance(value, DAG)
+
+
+def _common_dag(tasks: Sequence[BaseOperator]) -> DAG:
+    dags: dict[int, DAG] = {}
+    for task in tasks:
+        if task.dag is not None:
+            dags[id(task.dag)] = task.dag
+    if not dags:
+        names = ", ".join(repr(t.task_id) for t in tasks)
+        raise DagDefinitionError(
+            f"cannot set a dependency between tasks that belong to no DAG ({names}): create "
+            "them inside `with DAG(...)`, inside a @dag function, or pass dag=..."
+        )
+    if len(dags) > 1:
+        owners = ", ".join(f"{t.task_id!r} (DAG {t.dag_id!r})" for t in tasks if t.dag)
+        raise DagDefinitionError(
+            f"cannot set a dependency between tasks of different DAGs: {owners}."
+        )
+    return next(iter(dags.values()))
+
+
+def _check_int(value: Any, what: str, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DagDefinitionError(f"{what} must be an integer, got {value!r}.")
+    if minimum is not None and value < minimum:
+        raise DagDefinitionError(f"{what} must be at least {minimum}, got {value}.")
+    return value
+
+
+def _check_retries(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    return _check_int(value, f"{where}: retries", minimum=0)
+
+
+def _check_backoff(value: Any, where: str) -> bool:
+    # Airflow 3 also takes a number here (the backoff multiplier); only doubling is supported.
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 2):
+        return value == 2
+    raise DagDefinitionError(
+        f"{where}: retry_exponential_backoff must be True (the delay doubles with each try) "
+        f"or False, got {value!r}."
+    )
+
+
+def _check_name(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise DagDefinitionError(f"{what} must be a non-empty string, got {value!r}.")
+    return value

@@ -1,0 +1,198 @@
+"""The context a task's ``execute`` receives: Airflow's keys, built from in-memory inputs only.
+
+``ti.xcom_pull`` reads from the mapping of upstream return values handed to ``build_context``;
+nothing here touches a database.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from statewright.sdk.baseoperator import BaseOperator
+    from statewright.sdk.dag import DAG
+
+__all__ = ["Context", "DagRunInfo", "RuntimeTaskInstance", "build_context", "get_current_context"]
+
+XCOM_RETURN_KEY = "return_value"
+_current: contextvars.ContextVar[Context] = contextvars.ContextVar("statewright_task_context")
+
+
+class Context(dict[str, Any]):
+    """The run's values (``ti``, ``dag_run``, ``params``, ``ds``, ...) for one task try."""
+
+
+@dataclass
+class DagRunInfo:
+    """What a task sees of its DAG run."""
+
+    dag_id: str
+    run_id: str
+    conf: dict[str, Any]
+    logical_date: datetime | None
+    data_interval_start: datetime | None
+    data_interval_end: datetime | None
+
+
+@dataclass
+class RuntimeTaskInstance:
+    """The ``ti`` of the context: identity of the try and read access to upstream results."""
+
+    task: BaseOperator
+    dag_id: str
+    run_id: str
+    try_number: int
+    max_tries: int
+    map_index: int = -1
+    xcoms: dict[str, Any] = field(default_factory=dict, repr=False)
+    skipped_task_ids: list[str] = field(default_factory=list)
+
+    @property
+    def task_id(self) -> str:
+        return self.task.task_id
+
+    def xcom_pull(
+        self,
+        task_ids: str | Iterable[str] | None = None,
+        dag_id: str | None = None,
+        key: str = XCOM_RETURN_KEY,
+        include_prior_dates: bool = False,
+        *,
+        default: Any = None,
+        **_: Any,
+    ) -> Any:
+        """Return value(s) of task(s) of this run: one value for a str, a list for a list.
+
+        As in Airflow 3, ``task_ids=None`` means this task itself. A task that stored nothing
+        gives ``default``. A ``key`` other than ``return_value`` reads that item of a dict
+        return value (what ``multiple_outputs`` stores under separate keys in Airflow).
+        """
+        if dag_id not in (None, self.dag_id) or include_prior_dates:
+            raise NotImplementedError(
+                "xcom_pull reads results of this DAG run only (no dag_id of another DAG, "
+                "no include_prior_dates)"
+            )
+        single = task_ids is None or isinstance(task_ids, str)
+        ids = [self.task_id] if task_ids is None else [task_ids] if single else list(task_ids)
+        values = [self._pull_one(str(task_id), key, default) for task_id in ids]
+        return values[0] if single else values
+
+    def _pull_one(self, task_id: str, key: str, default: Any) -> Any:
+        if task_id not in self.xcoms:
+            return default
+        value = self.xcoms[task_id]
+        if key == XCOM_RETURN_KEY:
+            return value
+        if isinstance(value, dict) and key in value:
+            return value[key]
+        return default
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        raise NotImplementedError(
+            f"task {self.task_id!r}: ti.xcom_push is not supported. Return the value from the "
+            "task instead (a dict when there are several); downstream tasks read it with "
+            "xcom_pull(task_ids=..., key=...) or through the task's output."
+        )
+
+    def skip_downstream(self, task_ids: Iterable[str]) -> None:
+        """Ask for tasks of this run to be marked skipped when this try succeeds."""
+        for task_id in task_ids:
+            if task_id not in self.skipped_task_ids:
+                self.skipped_task_ids.append(task_id)
+
+
+def build_context(
+    dag: DAG,
+    task: BaseOperator,
+    *,
+    run_id: str,
+    logical_date: datetime | None,
+    data_interval_start: datetime | None,
+    data_interval_end: datetime | None,
+    conf: dict[str, Any] | None,
+    try_number: int,
+    max_tries: int,
+    xcoms: dict[str, Any],
+    map_index: int = -1,
+    extra: dict[str, Any] | None = None,
+) -> Context:
+    """The context of one try of ``task`` in the run ``run_id``.
+
+    ``xcoms`` maps task ids of this run to their stored return values (include a task that
+    returned ``None`` with the value ``None``; a task missing from it reads as "stored nothing").
+    Params are the DAG's, then the task's, then the run's conf on top (Airflow's
+    ``dag_run_conf_overrides_params``).
+    """
+    conf = dict(conf or {})
+    params = {**dag.params, **task.params, **conf}
+    ti = RuntimeTaskInstance(
+        task=task,
+        dag_id=dag.dag_id,
+        run_id=run_id,
+        try_number=try_number,
+        max_tries=max_tries,
+        map_index=map_index,
+        xcoms=dict(xcoms),
+    )
+    dag_run = DagRunInfo(
+        dag_id=dag.dag_id,
+        run_id=run_id,
+        conf=conf,
+        logical_date=logical_date,
+        data_interval_start=data_interval_start,
+        data_interval_end=data_interval_end,
+    )
+    context = Context(
+        dag=dag,
+        task=task,
+        ti=ti,
+        task_instance=ti,
+        dag_run=dag_run,
+        run_id=run_id,
+        params=params,
+        conf=conf,
+        try_number=try_number,
+        map_index=map_index,
+        logical_date=logical_date,
+        data_interval_start=data_interval_start,
+        data_interval_end=data_interval_end,
+        task_instance_key_str=f"{dag.dag_id}__{task.task_id}__{run_id}",
+    )
+    if logical_date is not None:
+        ds = logical_date.strftime("%Y-%m-%d")
+        ts = logical_date.isoformat()
+        context.update(
+            ds=ds,
+            ds_nodash=ds.replace("-", ""),
+            ts=ts,
+            ts_nodash=logical_date.strftime("%Y%m%dT%H%M%S"),
+            ts_nodash_with_tz=ts.replace("-", "").replace(":", ""),
+            task_instance_key_str=f"{dag.dag_id}__{task.task_id}__{ds.replace('-', '')}",
+        )
+    context.update(extra or {})
+    return context
+
+
+def get_current_context() -> Context:
+    """The context of the task running now (for code that was not handed it)."""
+    try:
+        return _current.get()
+    except LookupError:
+        raise RuntimeError(
+            "get_current_context() was called outside a running task; call it from inside "
+            "the task's callable"
+        ) from None
+
+
+@contextmanager
+def current_context(context: Context) -> Iterator[None]:
+    token = _current.set(context)
+    try:
+        yield
+    finally:
+        _current.reset(token)

@@ -1,0 +1,436 @@
+"""DAG: a named graph of tasks with its schedule and run settings; and the ``@dag`` decorator."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+
+from statewright.core.errors import DagDefinitionError
+from statewright.sdk import _dag_context
+from statewright.sdk._validation import (
+    check_json,
+    to_callback_list,
+    to_timedelta,
+    unknown_arguments_message,
+    validate_id,
+)
+from statewright.sdk.xcom_arg import DagParam
+
+if TYPE_CHECKING:
+    from statewright.core.trigger_rules import TriggerRule
+    from statewright.sdk.baseoperator import BaseOperator
+
+__all__ = ["DAG", "dag"]
+
+SCHEDULE_PRESETS = frozenset(
+    {
+        "@once",
+        "@continuous",
+        "@hourly",
+        "@daily",
+        "@weekly",
+        "@monthly",
+        "@quarterly",
+        "@yearly",
+        "@annually",
+        "@midnight",
+    }
+)
+_FAIL_STOP_RULES = frozenset({"all_success"})
+_RENAMED = {
+    "schedule_interval": "schedule",
+    "timetable": "schedule",
+    "concurrency": "max_active_tasks",
+}
+_DAG_ARGUMENTS = (
+    "dag_id",
+    "description",
+    "schedule",
+    "start_date",
+    "end_date",
+    "catchup",
+    "timezone",
+    "default_args",
+    "max_active_runs",
+    "max_active_tasks",
+    "fail_stop",
+    "fail_fast",
+    "params",
+    "tags",
+    "doc_md",
+    "is_paused_upon_creation",
+    "on_success_callback",
+    "on_failure_callback",
+    "dagrun_timeout",
+)
+
+
+class DAG:
+    """A DAG, usable as a context manager: tasks created inside ``with DAG(...)`` join it."""
+
+    def __init__(
+        self,
+        dag_id: str,
+        *,
+        description: str | None = None,
+        schedule: str | timedelta | None = None,
+        start_date: datetime | None = None,
+        end_date: datetime | None = None,
+        catchup: bool = False,
+        timezone: str | tzinfo | None = None,
+        default_args: dict[str, Any] | None = None,
+        max_active_runs: int = 16,
+        max_active_tasks: int = 16,
+        fail_stop: bool | None = None,
+        fail_fast: bool | None = None,
+        params: dict[str, Any] | None = None,
+        tags: list[str] | None = None,
+        doc_md: str | None = None,
+        is_paused_upon_creation: bool | None = None,
+        on_success_callback: Any = None,
+        on_failure_callback: Any = None,
+        dagrun_timeout: timedelta | float | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.dag_id = validate_id(dag_id, "dag_id")
+        where = f"DAG {dag_id!r}"
+        if kwargs:
+            hints = [f"{k!r} is now {_RENAMED[k]!r}" for k in kwargs if k in _RENAMED]
+            raise DagDefinitionError(
+                f"{where} got unknown argument(s) "
+                f"{unknown_arguments_message(kwargs, _DAG_ARGUMENTS)}"
+                + (f" ({'; '.join(hints)})" if hints else "")
+                + "."
+            )
+        self.fileloc, _ = _dag_context.caller_location()
+        if default_args is not None and not isinstance(default_args, dict):
+            raise DagDefinitionError(f"{where}: default_args must be a dict.")
+        self.default_args: dict[str, Any] = dict(default_args or {})
+        self.description = description
+        self.schedule = _check_schedule(schedule, where)
+        self.timezone: tzinfo = _resolve_timezone(
+            timezone, start_date or self.default_args.get("start_date"), where
+        )
+        self.start_date = _to_aware(
+            start_date or self.default_args.get("start_date"), self.timezone, f"{where}: start_date"
+        )
+        self.end_date = _to_aware(
+            end_date or self.default_args.get("end_date"), self.timezone, f"{where}: end_date"
+        )
+        if self.start_date and self.end_date and self.end_date < self.start_date:
+            raise DagDefinitionError(f"{where}: end_date is before start_date.")
+        self.catchup = bool(catchup)
+        self.max_active_runs = _positive_int(max_active_runs, f"{where}: max_active_runs")
+        self.max_active_tasks = _positive_int(max_active_tasks, f"{where}: max_active_tasks")
+        if fail_stop is not None and fail_fast is not None and bool(fail_stop) != bool(fail_fast):
+            raise DagDefinitionError(
+                f"{where}: fail_stop={fail_stop!r} and fail_fast={fail_fast!r} disagree; they are "
+                "two names of one setting, give only one."
+            )
+        self.fail_stop = bool(fail_stop if fail_stop is not None else fail_fast)
+        if params is not None and not isinstance(params, dict):
+            raise DagDefinitionError(f"{where}: params must be a dict, got {params!r}.")
+        self.params: dict[str, Any] = dict(params or {})
+        self.params.update(self.default_args.pop("params", None) or {})
+        check_json(self.params, f"{where}: params")
+        self.tags = _check_tags(tags, where)
+        self.doc_md = doc_md
+        self.is_paused_upon_creation = (
+            None if is_paused_upon_creation is None else bool(is_paused_upon_creation)
+        )
+        self.on_success_callback = to_callback_list(
+            on_success_callback, f"{where}: on_success_callback"
+        )
+        self.on_failure_callback = to_callback_list(
+            on_failure_callback, f"{where}: on_failure_callback"
+        )
+        self.dagrun_timeout = to_timedelta(
+            dagrun_timeout, f"{where}: dagrun_timeout", allow_none=True
+        )
+        self.task_dict: dict[str, BaseOperator] = {}
+
+    # -- context manager ------------------------------------------------------------------------
+
+    def __enter__(self) -> DAG:
+        _dag_context.push_dag(self)
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        _dag_context.pop_dag(self)
+        if exc_type is None:
+            self.validate()
+            _dag_context.register_dag(self)
+
+    def __repr__(self) -> str:
+        return f"<DAG: {self.dag_id}>"
+
+    # -- tasks ----------------------------------------------------------------------------------
+
+    @property
+    def tasks(self) -> list[BaseOperator]:
+        return list(self.task_dict.values())
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(self.task_dict)
+
+    @property
+    def roots(self) -> list[BaseOperator]:
+        """Tasks with no upstream task."""
+        return [t for t in self.task_dict.values() if not t.upstream_task_ids]
+
+    @property
+    def leaves(self) -> list[BaseOperator]:
+        """Tasks with no downstream task."""
+        return [t for t in self.task_dict.values() if not t.downstream_task_ids]
+
+    def has_task(self, task_id: str) -> bool:
+        return task_id in self.task_dict
+
+    def get_task(self, task_id: str) -> BaseOperator:
+        try:
+            return self.task_dict[task_id]
+        except KeyError:
+            raise DagDefinitionError(
+                f"DAG {self.dag_id!r} (defined in {self.fileloc}) has no task {task_id!r}; "
+                f"its tasks are: {', '.join(sorted(self.task_dict)) or 'none'}."
+            ) from None
+
+    def add_task(self, task: BaseOperator) -> None:
+        existing = self.task_dict.get(task.task_id)
+        if existing is task:
+            return
+        if existing is not None:
+            raise DagDefinitionError(
+                f"task id {task.task_id!r} is used twice in DAG {self.dag_id!r}: by "
+                f"{_describe(existing)} and by {_describe(task)}. Give each task its own task_id."
+            )
+        if task.dag is not None and task.dag is not self:
+            raise DagDefinitionError(
+                f"task {task.task_id!r} already belongs to DAG {task.dag.dag_id!r} and cannot "
+                f"be added to DAG {self.dag_id!r}."
+            )
+        self._check_fail_stop_rule(task.task_id, task.trigger_rule)
+        self.task_dict[task.task_id] = task
+        task._dag = self
+
+    def add_tasks(self, tasks: list[BaseOperator]) -> None:
+        for task in tasks:
+            self.add_task(task)
+
+    def _check_fail_stop_rule(self, task_id: str, rule: TriggerRule) -> None:
+        if self.fail_stop and str(rule) not in _FAIL_STOP_RULES:
+            raise DagDefinitionError(
+                f"DAG {self.dag_id!r} has fail_stop (fail_fast) on, so its tasks must use the "
+                f"all_success trigger rule; task {task_id!r} uses {str(rule)!r}."
+            )
+
+    # -- graph checks -----------------------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Raise DagDefinitionError when the DAG cannot run as written (a cycle, a bad rule)."""
+        for task in self.task_dict.values():
+            self._check_fail_stop_rule(task.task_id, task.trigger_rule)
+            for other in task.upstream_task_ids | task.downstream_task_ids:
+                if other not in self.task_dict:
+                    raise DagDefinitionError(
+                        f"DAG {self.dag_id!r}: task {task.task_id!r} is linked to {other!r}, "
+                        "which is not a task of this DAG."
+                    )
+        cycle = self._find_cycle()
+        if cycle:
+            raise DagDefinitionError(
+                f"DAG {self.dag_id!r} has a cycle: {' >> '.join(cycle)}. "
+                "Remove one of these dependencies."
+            )
+
+    def _find_cycle(self) -> list[str] | None:
+        """One cycle as a closed path of task ids (first id repeated last), or None."""
+        white, grey, black = 0, 1, 2
+        color = dict.fromkeys(self.task_dict, white)
+        for start in self.task_dict:
+            if color[start] != white:
+                continue
+            path = [start]
+            iters = [iter(sorted(self.task_dict[start].downstream_task_ids))]
+            color[start] = grey
+            while iters:
+                nxt = next(iters[-1], None)
+                if nxt is None:
+                    color[path.pop()] = black
+                    iters.pop()
+                elif color[nxt] == grey:
+                    return [*path[path.index(nxt) :], nxt]
+                elif color[nxt] == white:
+                    color[nxt] = grey
+                    path.append(nxt)
+                    iters.append(iter(sorted(self.task_dict[nxt].downstream_task_ids)))
+        return None
+
+    def topological_sort(self) -> list[BaseOperator]:
+        """Tasks ordered so each comes after all its upstream tasks (ties: definition order)."""
+        self.validate()
+        order: list[BaseOperator] = []
+        indegree = {tid: len(t.upstream_task_ids) for tid, t in self.task_dict.items()}
+        position = {tid: i for i, tid in enumerate(self.task_dict)}
+        ready = [tid for tid, n in indegree.items() if n == 0]
+        while ready:
+            ready.sort(key=position.__getitem__)
+            tid = ready.pop(0)
+            order.append(self.task_dict[tid])
+            for down in self.task_dict[tid].downstream_task_ids:
+                indegree[down] -= 1
+                if indegree[down] == 0:
+                    ready.append(down)
+        return order
+
+    # -- outputs --------------------------------------------------------------------------------
+
+    def serialize(self) -> dict[str, Any]:
+        """The JSON-able description of this DAG that the scheduler works from."""
+        from statewright.sdk.serialization import serialize_dag
+
+        return serialize_dag(self)
+
+    def test(self, conf: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run this DAG once, in this process, and report how each task ended."""
+        module = importlib.import_module("statewright.services.dag_test")
+        return module.run_dag_test(self, conf=conf, **kwargs)
+
+
+def dag(dag_id: str | Callable[..., Any] | None = None, **dag_kwargs: Any) -> Callable[..., Any]:
+    """Turn a function that creates tasks into a DAG factory (Airflow's ``@dag``).
+
+    Calling the decorated function returns the DAG. Its parameters become DAG params: their
+    defaults go into ``params``, and tasks given them receive the run's value.
+    """
+    if callable(dag_id):
+        return dag()(dag_id)
+
+    def decorator(function: Callable[..., Any]) -> Callable[..., DAG]:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def factory(*args: Any, **kwargs: Any) -> DAG:
+            kwargs_for_dag = dict(dag_kwargs)
+            if function.__doc__ and "doc_md" not in kwargs_for_dag:
+                kwargs_for_dag["doc_md"] = inspect.cleandoc(function.__doc__)
+            new_dag = DAG(dag_id or function.__name__, **kwargs_for_dag)
+            try:
+                bound = signature.bind_partial(*args, **kwargs)
+            except TypeError as exc:
+                raise DagDefinitionError(f"@dag {new_dag.dag_id!r}: {exc}") from None
+            bound.apply_defaults()
+            for name, param in signature.parameters.items():
+                if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                    continue
+                if name in bound.arguments:
+                    new_dag.params.setdefault(name, bound.arguments[name])
+                    bound.arguments[name] = DagParam(name, bound.arguments[name])
+                else:
+                    bound.arguments[name] = DagParam(name)
+            check_json(new_dag.params, f"DAG {new_dag.dag_id!r}: params")
+            with new_dag:
+                function(*bound.args, **bound.kwargs)
+            return new_dag
+
+        return factory
+
+    return decorator
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def _describe(task: BaseOperator) -> str:
+    filename, line = task.__dict__.get("defined_at", ("", 0))
+    where = f" (defined at {filename}:{line})" if filename else ""
+    return f"{type(task).__name__}{where}"
+
+
+def _check_schedule(schedule: Any, where: str) -> str | timedelta | None:
+    if schedule is None:
+        return None
+    if isinstance(schedule, timedelta):
+        if schedule <= timedelta(0):
+            raise DagDefinitionError(f"{where}: a timedelta schedule must be positive.")
+        return schedule
+    if isinstance(schedule, str):
+        text = schedule.strip()
+        if text.startswith("@"):
+            if text not in SCHEDULE_PRESETS:
+                raise DagDefinitionError(
+                    f"{where}: unknown schedule preset {schedule!r}; use one of "
+                    f"{', '.join(sorted(SCHEDULE_PRESETS))}, a cron expression, or a timedelta."
+                )
+        elif not croniter.is_valid(text):
+            raise DagDefinitionError(
+                f"{where}: schedule {schedule!r} is not a valid cron expression "
+                "(e.g. '0 6 * * *'), preset (e.g. '@daily') or timedelta."
+            )
+        return text
+    raise DagDefinitionError(
+        f"{where}: schedule must be None, a cron expression, a preset such as '@daily', or a "
+        f"timedelta; got {type(schedule).__name__}."
+    )
+
+
+def _resolve_timezone(value: str | tzinfo | None, start_date: Any, where: str) -> tzinfo:
+    if isinstance(value, str):
+        if value.upper() == "UTC":
+            return UTC
+        try:
+            return ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise DagDefinitionError(
+                f"{where}: unknown timezone {value!r}; use an IANA name such as 'Europe/Paris'."
+            ) from None
+    if isinstance(value, tzinfo):
+        return value
+    if value is not None:
+        raise DagDefinitionError(f"{where}: timezone must be an IANA name or a tzinfo.")
+    if isinstance(start_date, datetime) and start_date.tzinfo is not None:
+        return start_date.tzinfo
+    return UTC
+
+
+def timezone_name(tz: tzinfo) -> str:
+    """An IANA name, ``UTC``, or a fixed offset such as ``+05:30``."""
+    if tz == UTC:
+        return "UTC"
+    key = getattr(tz, "key", None) or getattr(tz, "zone", None)
+    if isinstance(key, str):
+        return key
+    offset = datetime(2000, 1, 1, tzinfo=tz).utcoffset() or timedelta(0)
+    sign = "-" if offset < timedelta(0) else "+"
+    minutes = abs(int(offset.total_seconds())) // 60
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _to_aware(value: Any, tz: tzinfo, what: str) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise DagDefinitionError(f"{what} must be a datetime, got {type(value).__name__}.")
+    return value.replace(tzinfo=tz) if value.tzinfo is None else value
+
+
+def _positive_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DagDefinitionError(f"{what} must be a positive integer, got {value!r}.")
+    return value
+
+
+def _check_tags(tags: Any, where: str) -> list[str]:
+    if tags is None:
+        return []
+    if isinstance(tags, str) or not all(isinstance(t, str) and t for t in tags):
+        raise DagDefinitionError(f"{where}: tags must be a list of non-empty strings.")
+    return list(dict.fromkeys(tags))

@@ -1,0 +1,223 @@
+"""TaskFlow: ``@task`` and its variants ``@task.branch``, ``@task.short_circuit``, ``@task.bash``.
+
+Calling a decorated function inside a DAG creates a task and returns its ``XComArg``. XComArgs
+among the call's arguments become upstream dependencies and are replaced by the upstream
+tasks' return values when the task runs.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import functools
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from statewright.core.errors import DagDefinitionError
+from statewright.sdk import _dag_context
+from statewright.sdk.baseoperator import BaseOperator
+from statewright.sdk.operators.bash import BashOperator
+from statewright.sdk.operators.python import (
+    BranchPythonOperator,
+    PythonOperator,
+    ShortCircuitOperator,
+    determine_kwargs,
+)
+from statewright.sdk.xcom_arg import XComArg
+
+__all__ = ["task"]
+
+# Context keys a TaskFlow function may name as parameters without the caller passing them.
+KNOWN_CONTEXT_KEYS = frozenset(
+    {
+        "conf",
+        "dag",
+        "dag_run",
+        "data_interval_end",
+        "data_interval_start",
+        "ds",
+        "ds_nodash",
+        "logical_date",
+        "map_index",
+        "params",
+        "run_id",
+        "task",
+        "task_instance",
+        "task_instance_key_str",
+        "ti",
+        "try_number",
+        "ts",
+        "ts_nodash",
+        "ts_nodash_with_tz",
+    }
+)
+
+
+class _PythonDecoratedOperator(PythonOperator):
+    custom_operator_name = "@task"
+
+
+class _BranchPythonDecoratedOperator(BranchPythonOperator):
+    custom_operator_name = "@task.branch"
+
+
+class _ShortCircuitDecoratedOperator(ShortCircuitOperator):
+    custom_operator_name = "@task.short_circuit"
+
+
+class _BashDecoratedOperator(BashOperator):
+    """Calls the function to get the command, then runs it like BashOperator."""
+
+    custom_operator_name = "@task.bash"
+    template_fields = ("op_args", "op_kwargs", "env", "cwd")
+
+    def __init__(
+        self,
+        *,
+        python_callable: Callable[..., Any],
+        op_args: list[Any] | None = None,
+        op_kwargs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.pop("multiple_outputs", None)
+        super().__init__(bash_command=None, **kwargs)
+        self.python_callable = python_callable
+        self.op_args = list(op_args or ())
+        self.op_kwargs = dict(op_kwargs or {})
+
+    def execute(self, context: Any) -> Any:
+        merged = {**context, **self.op_kwargs}
+        kwargs = determine_kwargs(self.python_callable, self.op_args, merged)
+        command = self.python_callable(*self.op_args, **kwargs)
+        if not isinstance(command, str) or not command.strip():
+            raise TypeError(
+                f"task {self.task_id!r}: the @task.bash function must return a non-empty "
+                f"string (the command to run), got {command!r}"
+            )
+        self.bash_command = command
+        return super().execute(context)
+
+
+class _TaskDecorator:
+    """A function wrapped by ``@task``: calling it inside a DAG adds a task."""
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        operator_class: type[BaseOperator],
+        kwargs: dict[str, Any],
+    ) -> None:
+        if not callable(function):
+            raise DagDefinitionError(f"@task must decorate a function, got {function!r}.")
+        self.function = function
+        self.operator_class = operator_class
+        self.kwargs = kwargs
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> XComArg:
+        op_kwargs = dict(self.kwargs)
+        dag = op_kwargs.get("dag") or _dag_context.current_dag()
+        task_id = op_kwargs.pop("task_id", None) or self.function.__name__
+        if dag is not None:
+            task_id = unique_task_id(dag.task_dict, task_id)
+        _check_call(self.function, args, kwargs, task_id)
+        if "multiple_outputs" not in op_kwargs and self.operator_class is _PythonDecoratedOperator:
+            op_kwargs["multiple_outputs"] = _returns_mapping(self.function)
+        if "doc_md" not in op_kwargs and self.function.__doc__:
+            op_kwargs["doc_md"] = inspect.cleandoc(self.function.__doc__)
+        operator = self.operator_class(
+            task_id=task_id,
+            python_callable=self.function,
+            op_args=list(args),
+            op_kwargs=kwargs,
+            **op_kwargs,
+        )
+        return XComArg(operator)
+
+    def override(self, **kwargs: Any) -> _TaskDecorator:
+        """The same task with some arguments changed: ``my_task.override(task_id="x")()``."""
+        return _TaskDecorator(self.function, self.operator_class, {**self.kwargs, **kwargs})
+
+
+def unique_task_id(existing: collections.abc.Container[str], task_id: str) -> str:
+    """``name``, then ``name__1``, ``name__2``... (Airflow's ids for repeated TaskFlow calls)."""
+    if task_id not in existing:
+        return task_id
+    core = re.split(r"__\d+$", task_id)[0]
+    number = 1
+    while f"{core}__{number}" in existing:
+        number += 1
+    return f"{core}__{number}"
+
+
+def _check_call(
+    function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], task_id: str
+) -> None:
+    """Fail at definition time when the call could not bind (context keys may be left out)."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return
+    try:
+        bound = signature.bind_partial(*args, **kwargs)
+    except TypeError as exc:
+        raise DagDefinitionError(f"task {task_id!r}: {exc}") from None
+    missing = [
+        name
+        for name, p in signature.parameters.items()
+        if name not in bound.arguments
+        and p.default is p.empty
+        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        and name not in KNOWN_CONTEXT_KEYS
+    ]
+    if missing:
+        raise DagDefinitionError(
+            f"task {task_id!r}: missing argument(s) {', '.join(map(repr, missing))} in the call "
+            f"to {function.__name__}()."
+        )
+
+
+def _returns_mapping(function: Callable[..., Any]) -> bool:
+    """Airflow infers ``multiple_outputs`` from a ``-> dict[...]`` return annotation."""
+    try:
+        hint = typing.get_type_hints(function).get("return")
+    except Exception:
+        return False
+    origin = typing.get_origin(hint) or hint
+    return isinstance(origin, type) and issubclass(origin, collections.abc.Mapping)
+
+
+class _TaskDecoratorFactory:
+    """``task``: ``@task``, ``@task(...)``, ``.branch``, ``.short_circuit``, ``.bash``."""
+
+    def _make(
+        self,
+        operator_class: type[BaseOperator],
+        python_callable: Callable[..., Any] | None,
+        kwargs: dict[str, Any],
+    ) -> Any:
+        if python_callable is not None:
+            return _TaskDecorator(python_callable, operator_class, kwargs)
+        return lambda function: _TaskDecorator(function, operator_class, kwargs)
+
+    def __call__(self, python_callable: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
+        return self._make(_PythonDecoratedOperator, python_callable, kwargs)
+
+    def python(self, python_callable: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
+        return self._make(_PythonDecoratedOperator, python_callable, kwargs)
+
+    def branch(self, python_callable: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
+        return self._make(_BranchPythonDecoratedOperator, python_callable, kwargs)
+
+    def short_circuit(
+        self, python_callable: Callable[..., Any] | None = None, **kwargs: Any
+    ) -> Any:
+        return self._make(_ShortCircuitDecoratedOperator, python_callable, kwargs)
+
+    def bash(self, python_callable: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
+        return self._make(_BashDecoratedOperator, python_callable, kwargs)
+
+
+task = _TaskDecoratorFactory()

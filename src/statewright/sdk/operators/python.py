@@ -1,0 +1,111 @@
+"""PythonOperator, BranchPythonOperator and ShortCircuitOperator."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from statewright.core.errors import DagDefinitionError
+from statewright.sdk.baseoperator import BaseOperator
+from statewright.sdk.branch import BaseBranchOperator, SkipMixin
+
+log = logging.getLogger("statewright.task")
+
+
+def determine_kwargs(
+    function: Callable[..., Any], args: Sequence[Any], context: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The keyword arguments Airflow passes a callable: the context keys its signature names.
+
+    ``context`` already holds the task's own keyword arguments (they win over context keys). A
+    callable with ``**kwargs`` receives everything.
+    """
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # some builtins have no signature: give them nothing extra
+        return {}
+    parameters = signature.parameters
+    for name in list(parameters)[: len(args)]:
+        if name in context:
+            raise ValueError(
+                f"the argument {name!r} of {getattr(function, '__name__', function)!r} is given "
+                "positionally but is also a context key or keyword argument; pass it by keyword"
+            )
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return dict(context)
+    return {
+        name: context[name]
+        for name, p in parameters.items()
+        if name in context and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+
+
+class PythonOperator(BaseOperator):
+    """Call ``python_callable(*op_args, **op_kwargs)``, plus the context keys it asks for."""
+
+    template_fields = ("op_args", "op_kwargs")
+
+    def __init__(
+        self,
+        *,
+        python_callable: Callable[..., Any],
+        op_args: Sequence[Any] | None = None,
+        op_kwargs: Mapping[str, Any] | None = None,
+        show_return_value_in_logs: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if not callable(python_callable):
+            raise DagDefinitionError(
+                f"task {self.task_id!r}: python_callable must be callable, got {python_callable!r}."
+            )
+        self.python_callable = python_callable
+        self.op_args = list(op_args or ())
+        self.op_kwargs = dict(op_kwargs or {})
+        self.show_return_value_in_logs = show_return_value_in_logs
+
+    def execute(self, context: Any) -> Any:
+        result = self.execute_callable(context)
+        if self.show_return_value_in_logs:
+            log.info("Done. Returned value was: %r", result)
+        return result
+
+    def execute_callable(self, context: Mapping[str, Any]) -> Any:
+        merged = {**context, **self.op_kwargs}
+        kwargs = determine_kwargs(self.python_callable, self.op_args, merged)
+        return self.python_callable(*self.op_args, **kwargs)
+
+
+class BranchPythonOperator(BaseBranchOperator, PythonOperator):
+    """The callable returns the task id(s) to follow; other direct downstream tasks are skipped."""
+
+    def choose_branch(self, context: Any) -> Any:
+        return PythonOperator.execute(self, context)
+
+
+class ShortCircuitOperator(PythonOperator, SkipMixin):
+    """Continue only when the callable returns a truthy value.
+
+    On a falsy result, with ``ignore_downstream_trigger_rules=True`` (the default) every task
+    downstream (recursively) is skipped; with ``False`` only the direct downstream tasks are, and
+    the tasks after them follow their own trigger rules. The result is stored either way.
+    """
+
+    def __init__(self, *, ignore_downstream_trigger_rules: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ignore_downstream_trigger_rules = ignore_downstream_trigger_rules
+
+    def execute(self, context: Any) -> Any:
+        condition = super().execute(context)
+        if condition:
+            log.info("Condition result is %r: proceeding with downstream tasks.", condition)
+            return condition
+        if self.ignore_downstream_trigger_rules:
+            to_skip = self.get_flat_relative_ids(upstream=False)
+        else:
+            to_skip = self.get_direct_relative_ids(upstream=False)
+        log.info("Condition result is %r: skipping %s.", condition, sorted(to_skip) or "nothing")
+        self.skip(context["ti"], sorted(to_skip))
+        return condition

@@ -1,0 +1,208 @@
+"""Running one try of one task from in-memory inputs; the worker persists the outcome.
+
+``execute_task`` never touches a database and never runs callbacks (the worker does both). It
+resolves the task's XComArg inputs, enforces ``execution_timeout`` when it can (main thread,
+POSIX signals), calls ``task.execute(context)`` and maps how that ended to a ``TaskOutcome``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import signal
+import threading
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from statewright.sdk.baseoperator import BaseOperator
+from statewright.sdk.context import Context, build_context, current_context
+from statewright.sdk.exceptions import FailTask, SkipTask, TaskTimeout
+from statewright.sdk.xcom_arg import has_references, resolve_references
+
+__all__ = ["OutcomeKind", "TaskOutcome", "build_context", "execute_task"]
+
+log = logging.getLogger("statewright.task")
+_MAX_ERROR_CHARS = 2000
+
+
+class OutcomeKind:
+    """The kinds of ``TaskOutcome.kind`` (an open set of strings: more may be added)."""
+
+    SUCCESS = "success"
+    SKIPPED = "skipped"
+    FAILED = "failed"  # may be retried
+    FAIL_NO_RETRY = "fail_no_retry"
+
+
+@dataclass
+class TaskOutcome:
+    """How one try ended, in plain data the worker can persist.
+
+    ``message`` is a short human reason (a skip reason; a timeout) for the state message.
+    """
+
+    kind: str
+    return_value: Any = None
+    skip_task_ids: list[str] = field(default_factory=list)
+    error: str | None = None
+    traceback: str | None = None
+    message: str | None = None
+
+
+def execute_task(task: BaseOperator, context: Context) -> TaskOutcome:
+    """Run ``task.execute(context)`` once and describe the result.
+
+    KeyboardInterrupt and SystemExit propagate; every other exception becomes an outcome.
+    """
+    ti = context["ti"]
+    ti.skipped_task_ids.clear()
+    try:
+        with current_context(context), _resolved_inputs(task, context), _timeout(task):
+            value = task.execute(context)
+        return _success(task, ti, value)
+    except SkipTask as exc:
+        reason = _one_line(str(exc)) or None
+        log.info("Task %s skipped%s", task.task_id, f": {reason}" if reason else "")
+        return TaskOutcome(kind=OutcomeKind.SKIPPED, message=reason)
+    except FailTask as exc:
+        log.exception("Task %s failed without retry", task.task_id)
+        return _failure(OutcomeKind.FAIL_NO_RETRY, exc)
+    except TaskTimeout as exc:
+        log.error("Task %s timed out", task.task_id)
+        _call_on_kill(task)
+        outcome = _failure(OutcomeKind.FAILED, exc)
+        outcome.message = outcome.error
+        return outcome
+    except Exception as exc:
+        log.exception("Task %s failed", task.task_id)
+        return _failure(OutcomeKind.FAILED, exc)
+
+
+def _success(task: BaseOperator, ti: Any, value: Any) -> TaskOutcome:
+    if not task.do_xcom_push:
+        value = None
+    if task.multiple_outputs and value is not None:
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise_type = type(value).__name__
+            return _failure(
+                OutcomeKind.FAILED,
+                TypeError(
+                    f"task {task.task_id!r} has multiple_outputs=True, so it must return a dict "
+                    f"with string keys; it returned a {raise_type}"
+                ),
+            )
+    stored, problem = _to_json(value)
+    if problem is not None:
+        return TaskOutcome(
+            kind=OutcomeKind.FAILED,
+            error=f"task {task.task_id!r} returned {problem} that cannot be stored as JSON; "
+            "return plain data (str, int, float, bool, None, list, dict) instead",
+        )
+    return TaskOutcome(
+        kind=OutcomeKind.SUCCESS, return_value=stored, skip_task_ids=list(ti.skipped_task_ids)
+    )
+
+
+def _to_json(value: Any) -> tuple[Any, str | None]:
+    """The value as it will read back from storage, or a description of why it cannot be."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False)), None
+    except ValueError:
+        return None, "a value containing NaN or Infinity"
+    except (TypeError, RecursionError):
+        return None, f"a value of type {_offending_type(value)}"
+
+
+def _offending_type(value: Any) -> str:
+    """The type name of the value itself, or of the first unstorable item inside it."""
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        for item in value:
+            if not _storable(item):
+                return _offending_type(item)
+    if type(value) is dict:
+        for key, item in value.items():
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                return type(key).__name__
+            if not _storable(item):
+                return _offending_type(item)
+    return type(value).__name__
+
+
+def _storable(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return not (isinstance(value, float) and not math.isfinite(value))
+
+
+def _failure(kind: str, exc: BaseException) -> TaskOutcome:
+    name = type(exc).__name__
+    text = _one_line(str(exc))
+    return TaskOutcome(
+        kind=kind,
+        error=f"{name}: {text}" if text else name,
+        traceback="".join(traceback.format_exception(exc)),
+    )
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_ERROR_CHARS else text[: _MAX_ERROR_CHARS - 3] + "..."
+
+
+def _call_on_kill(task: BaseOperator) -> None:
+    try:
+        task.on_kill()
+    except Exception:
+        log.exception("on_kill of task %s failed", task.task_id)
+
+
+@contextmanager
+def _resolved_inputs(task: BaseOperator, context: Context) -> Iterator[None]:
+    """Swap XComArgs / DagParams in the task's template fields for their values, then back."""
+    originals: dict[str, Any] = {}
+    try:
+        for name in task.template_fields:
+            value = getattr(task, name, None)
+            if has_references(value):
+                resolved = resolve_references(value, context)
+                originals[name] = value
+                setattr(task, name, resolved)
+        yield
+    finally:
+        for name, value in originals.items():
+            setattr(task, name, value)
+
+
+@contextmanager
+def _timeout(task: BaseOperator) -> Iterator[None]:
+    """Raise TaskTimeout in this thread when the task runs past its execution_timeout."""
+    timeout = task.execution_timeout
+    usable = (
+        timeout is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+    assert timeout is not None
+    seconds = timeout.total_seconds()
+
+    def _on_alarm(signum: int, frame: Any) -> None:
+        raise TaskTimeout(
+            f"task {task.task_id!r} ran longer than its execution_timeout of {seconds:g}s"
+        )
+
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

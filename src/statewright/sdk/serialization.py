@@ -1,0 +1,83 @@
+"""``DAG.serialize()``: the plain-JSON description of a DAG that the scheduler reads.
+
+The scheduler never imports user code, so everything it decides on (graph, trigger rules,
+retries, pools, timeouts, schedule) is here. Tasks are listed in topological order.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from statewright.sdk._validation import seconds_or_none
+from statewright.sdk.dag import timezone_name
+
+if TYPE_CHECKING:
+    from statewright.sdk.baseoperator import BaseOperator
+    from statewright.sdk.dag import DAG
+
+
+def serialize_dag(dag: DAG) -> dict[str, Any]:
+    tasks = dag.topological_sort()  # validates first
+    return {
+        "dag_id": dag.dag_id,
+        "fileloc": dag.fileloc,
+        "description": dag.description,
+        "doc_md": dag.doc_md,
+        "schedule": serialize_schedule(dag.schedule),
+        "start_date": _iso(dag.start_date),
+        "end_date": _iso(dag.end_date),
+        "timezone": timezone_name(dag.timezone),
+        "catchup": dag.catchup,
+        "max_active_runs": dag.max_active_runs,
+        "max_active_tasks": dag.max_active_tasks,
+        "fail_stop": dag.fail_stop,
+        "params": dict(dag.params),
+        "tags": list(dag.tags),
+        "is_paused_upon_creation": dag.is_paused_upon_creation,
+        "dagrun_timeout": seconds_or_none(dag.dagrun_timeout),
+        "has_on_success_callback": bool(dag.on_success_callback),
+        "has_on_failure_callback": bool(dag.on_failure_callback),
+        "tasks": [serialize_task(task) for task in tasks],
+    }
+
+
+def serialize_schedule(schedule: str | timedelta | None) -> str | dict[str, float] | None:
+    if isinstance(schedule, timedelta):
+        return {"timedelta_seconds": schedule.total_seconds()}
+    return schedule
+
+
+def serialize_task(task: BaseOperator) -> dict[str, Any]:
+    return {
+        "task_id": task.task_id,
+        "operator": type(task).__name__,
+        "upstream": sorted(task.upstream_task_ids),
+        "downstream": sorted(task.downstream_task_ids),
+        "trigger_rule": str(task.trigger_rule),
+        "retries": task.retries,
+        "retry_delay": task.retry_delay.total_seconds(),
+        "retry_exponential_backoff": task.retry_exponential_backoff,
+        "max_retry_delay": seconds_or_none(task.max_retry_delay),
+        "execution_timeout": seconds_or_none(task.execution_timeout),
+        "priority_weight": task.priority_weight,
+        "weight_rule": task.weight_rule,
+        "pool": task.pool,
+        "pool_slots": task.pool_slots,
+        "queue": task.queue,
+        "max_active_tis_per_dag": task.max_active_tis_per_dag,
+        "depends_on_past": task.depends_on_past,
+        "is_sensor": bool(task.is_sensor),
+        "deferrable": bool(task.deferrable),
+        "has_callbacks": {
+            "on_execute": bool(task.on_execute_callback),
+            "on_success": bool(task.on_success_callback),
+            "on_failure": bool(task.on_failure_callback),
+            "on_retry": bool(task.on_retry_callback),
+            "on_skipped": bool(task.on_skipped_callback),
+        },
+    }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat()

@@ -1,0 +1,83 @@
+"""Creating DAG runs (manual triggers, schedules, backfills) with their task instances."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from statewright.core.errors import StatewrightError
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
+from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import runs as run_repo
+from statewright.services.dag_view import DagView
+
+
+class DagNotFound(StatewrightError):
+    pass
+
+
+class RunAlreadyExists(StatewrightError):
+    pass
+
+
+def manual_run_id(now: datetime) -> str:
+    return f"manual__{now.isoformat()}"
+
+
+def create_run(
+    conn: Connection,
+    view: DagView,
+    *,
+    now: datetime,
+    actor: Actor,
+    run_type: str = "manual",
+    run_id: str | None = None,
+    conf: Mapping[str, Any] | None = None,
+    logical_date: datetime | None = None,
+    data_interval: tuple[datetime, datetime] | None = None,
+    run_after: datetime | None = None,
+) -> int:
+    """Insert a queued run and its task instances (state none); returns the run's key."""
+    run_id = run_id or manual_run_id(now)
+    if run_repo.get_by_run_id(conn, view.dag_id, run_id) is not None:
+        raise RunAlreadyExists(
+            f"DAG {view.dag_id!r} already has a run {run_id!r}; pick another run id.")
+    run_pk = door.create_dag_run(
+        conn, dag_id=view.dag_id, run_id=run_id, run_type=run_type, actor=actor, now=now,
+        logical_date=logical_date if logical_date is not None else (
+            now if run_type == "manual" else None),
+        data_interval_start=data_interval[0] if data_interval else None,
+        data_interval_end=data_interval[1] if data_interval else None,
+        run_after=run_after, conf=conf,
+    )
+    door.create_task_instances(conn, dag_run_id=run_pk, dag_id=view.dag_id, run_id=run_id,
+                               rows=view.task_rows(), actor=actor, now=now)
+    return run_pk
+
+
+def trigger_dag(
+    conn: Connection,
+    dag_id: str,
+    *,
+    now: datetime,
+    actor: Actor,
+    conf: Mapping[str, Any] | None = None,
+    run_id: str | None = None,
+    logical_date: datetime | None = None,
+) -> tuple[int, str]:
+    """Create a manual run of ``dag_id``; returns (key, run_id)."""
+    row = dag_repo.get_dag(conn, dag_id)
+    if row is None or not row.is_active:
+        raise DagNotFound(
+            f"No DAG with id {dag_id!r} is known. Run `statewright dags list` to see the DAGs "
+            "found in the DAGs folder, and `statewright dags errors` for files that failed to "
+            "import.")
+    view = DagView(row.serialized, row.dag_hash)
+    run_id = run_id or manual_run_id(now)
+    pk = create_run(conn, view, now=now, actor=actor, run_id=run_id, conf=conf,
+                    logical_date=logical_date)
+    return pk, run_id

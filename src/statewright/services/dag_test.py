@@ -1,0 +1,146 @@
+"""``dag.test()``: one DAG run to completion in this process, through the real scheduler
+decisions and the one state door, on a temporary SQLite database unless given an engine."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from statewright.core.clock import Clock, utcnow
+from statewright.core.states import RUN_TERMINAL, TI, DagRunState, TaskInstanceState
+from statewright.core.transitions import Actor
+from statewright.db.engine import make_engine, transaction
+from statewright.db.migrate import migrate
+from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import runs as run_repo
+from statewright.db.repositories import task_instances as ti_repo
+from statewright.db.repositories import transitions_log
+from statewright.services.dag_runs import create_run
+from statewright.services.dag_view import DagView, DagViewCache
+from statewright.services.executors.inprocess import InProcessExecutor
+from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
+from statewright.services.worker.outcome import TryResult
+from statewright.services.worker.workload import Workload
+
+
+@dataclass
+class TaskInstanceResult:
+    task_id: str
+    state: TaskInstanceState
+    state_name: str
+    try_number: int
+    state_message: str | None
+    return_value: Any = None
+
+
+@dataclass
+class DagTestResult:
+    dag_id: str
+    run_id: str
+    state: DagRunState
+    state_name: str
+    task_instances: dict[str, TaskInstanceResult] = field(default_factory=dict)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    database_url: str = ""
+
+    def ti(self, task_id: str) -> TaskInstanceResult:
+        return self.task_instances[task_id]
+
+    @property
+    def states(self) -> dict[str, str]:
+        return {k: v.state.value for k, v in self.task_instances.items()}
+
+
+def run_dag_test(
+    dag: Any,
+    conf: Mapping[str, Any] | None = None,
+    *,
+    engine: Engine | None = None,
+    database_url: str | None = None,
+    clock: Clock = utcnow,
+    sleep: Callable[[float], None] = time.sleep,
+    run_id: str | None = None,
+    logical_date: datetime | None = None,
+    echo: bool = False,
+    on_result: Callable[[Workload, TryResult], None] | None = None,
+    logs_folder: Path | None = None,
+    max_wait_seconds: float = 3600.0,
+) -> DagTestResult:
+    """Run ``dag`` once; returns the run with its task instances (state, name, try number)."""
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if engine is None:
+        if database_url is None:
+            tmp = tempfile.TemporaryDirectory(prefix="statewright-test-")
+            database_url = f"sqlite:///{Path(tmp.name) / 'dag_test.db'}"
+        engine = make_engine(database_url)
+    try:
+        migrate(engine)
+        serialized = dag.serialize()
+        now = clock()
+        with transaction(engine) as conn:
+            dag_repo.upsert_dag(conn, serialized, now=now)
+            dag_repo.set_paused(conn, dag.dag_id, False)
+            view = DagView(serialized, dag_repo.dag_hash(serialized))
+            run_pk = create_run(conn, view, now=now, actor=Actor.USER, run_id=run_id, conf=conf,
+                                logical_date=logical_date)
+        views = DagViewCache()
+        executor = InProcessExecutor(engine, dags={dag.dag_id: dag}, clock=clock, views=views,
+                                     echo=echo, on_result=on_result, logs_folder=logs_folder)
+        scheduler = Scheduler(engine, executor, clock=clock, views=views,
+                              config=SchedulerConfig(idle_seconds=0.0))
+        deadline = time.monotonic() + max_wait_seconds
+        while True:
+            stats = scheduler.run_once()
+            with engine.connect() as conn:
+                run = run_repo.get(conn, run_pk)
+            if run.state in {s.value for s in RUN_TERMINAL}:
+                break
+            if stats.did_work:
+                continue
+            wait = _seconds_until_due(engine, run_pk, clock())
+            if wait is None or time.monotonic() + wait > deadline:
+                raise RuntimeError(
+                    f"dag.test: run {run.run_id} of {dag.dag_id} cannot make progress "
+                    f"(state {run.state}); see its task instances' states")
+            sleep(wait)
+        return _result(engine, run_pk, str(engine.url))
+    finally:
+        if tmp is not None:
+            engine.dispose()
+            tmp.cleanup()
+
+
+def _seconds_until_due(engine: Engine, run_pk: int, now: datetime) -> float | None:
+    with engine.connect() as conn:
+        tis = ti_repo.by_run(conn, run_pk)
+    due = [t.next_retry_at for t in tis if t.state == TI.UP_FOR_RETRY.value and t.next_retry_at]
+    due += [t.reschedule_date for t in tis
+            if t.state == TI.UP_FOR_RESCHEDULE.value and t.reschedule_date]
+    if not due:
+        return None
+    return max(0.0, (min(due) - now).total_seconds()) + 0.001
+
+
+def _result(engine: Engine, run_pk: int, url: str) -> DagTestResult:
+    from statewright.db.repositories import xcoms as xcom_repo
+
+    with engine.connect() as conn:
+        run = run_repo.get(conn, run_pk)
+        tis = ti_repo.by_run(conn, run_pk)
+        values = xcom_repo.get_return_values(conn, [(run_pk, t.task_id) for t in tis])
+        history = transitions_log.for_run(conn, run.dag_id, run.run_id)
+    out = DagTestResult(run.dag_id, run.run_id, DagRunState(run.state), run.state_name,
+                        database_url=url)
+    for t in tis:
+        out.task_instances[t.task_id] = TaskInstanceResult(
+            t.task_id, TaskInstanceState(t.state), t.state_name, t.try_number, t.state_message,
+            values.get((run_pk, t.task_id)))
+    out.history = [dict(h._mapping) for h in history]
+    return out

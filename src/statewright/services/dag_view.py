@@ -1,0 +1,135 @@
+"""A read-only view over a serialized DAG (what the scheduler knows; it never imports user code)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
+
+
+@dataclass(frozen=True)
+class TaskView:
+    task_id: str
+    operator: str
+    upstream: tuple[str, ...]
+    downstream: tuple[str, ...]
+    trigger_rule: TriggerRule
+    retries: int
+    retry_delay: timedelta
+    retry_exponential_backoff: bool
+    max_retry_delay: timedelta | None
+    execution_timeout: float | None
+    priority_weight: int
+    weight_rule: str
+    pool: str
+    pool_slots: int
+    queue: str
+    max_active_tis_per_dag: int | None
+    depends_on_past: bool
+    raw: Mapping[str, Any]
+
+
+class DagView:
+    def __init__(self, serialized: Mapping[str, Any], dag_hash: str = "") -> None:
+        self.raw = serialized
+        self.dag_hash = dag_hash
+        self.dag_id: str = serialized["dag_id"]
+        self.fileloc: str | None = serialized.get("fileloc")
+        self.fail_stop: bool = bool(serialized.get("fail_stop", False))
+        self.max_active_tasks: int = int(serialized.get("max_active_tasks", 16))
+        self.max_active_runs: int = int(serialized.get("max_active_runs", 16))
+        self.tasks: dict[str, TaskView] = {}
+        for t in serialized["tasks"]:
+            delay = t.get("max_retry_delay")
+            self.tasks[t["task_id"]] = TaskView(
+                task_id=t["task_id"],
+                operator=t.get("operator", ""),
+                upstream=tuple(t.get("upstream", ())),
+                downstream=tuple(t.get("downstream", ())),
+                trigger_rule=parse_trigger_rule(t.get("trigger_rule", "all_success")),
+                retries=int(t.get("retries", 0)),
+                retry_delay=timedelta(seconds=float(t.get("retry_delay", 300))),
+                retry_exponential_backoff=bool(t.get("retry_exponential_backoff", False)),
+                max_retry_delay=None if delay is None else timedelta(seconds=float(delay)),
+                execution_timeout=t.get("execution_timeout"),
+                priority_weight=int(t.get("priority_weight", 1)),
+                weight_rule=str(t.get("weight_rule", "downstream")),
+                pool=str(t.get("pool", "default_pool")),
+                pool_slots=int(t.get("pool_slots", 1)),
+                queue=str(t.get("queue", "default")),
+                max_active_tis_per_dag=t.get("max_active_tis_per_dag"),
+                depends_on_past=bool(t.get("depends_on_past", False)),
+                raw=t,
+            )
+        self.order: list[str] = [t["task_id"] for t in serialized["tasks"]]
+        self.leaves: frozenset[str] = frozenset(
+            tid for tid, t in self.tasks.items() if not t.downstream
+        )
+        self._weights: dict[str, int] | None = None
+
+    def effective_priority(self, task_id: str) -> int:
+        """Airflow's weight rules: downstream (default), upstream, absolute."""
+        if self._weights is None:
+            self._weights = self._compute_weights()
+        return self._weights[task_id]
+
+    def _compute_weights(self) -> dict[str, int]:
+        def closure(tid: str, attr: str) -> set[str]:
+            seen: set[str] = set()
+            stack = list(getattr(self.tasks[tid], attr))
+            while stack:
+                n = stack.pop()
+                if n not in seen:
+                    seen.add(n)
+                    stack.extend(getattr(self.tasks[n], attr))
+            return seen
+
+        out: dict[str, int] = {}
+        for tid, t in self.tasks.items():
+            if t.weight_rule == "absolute":
+                out[tid] = t.priority_weight
+            elif t.weight_rule == "upstream":
+                out[tid] = t.priority_weight + sum(
+                    self.tasks[u].priority_weight for u in closure(tid, "upstream"))
+            else:
+                out[tid] = t.priority_weight + sum(
+                    self.tasks[d].priority_weight for d in closure(tid, "downstream"))
+        return out
+
+    def task_rows(self) -> list[dict[str, Any]]:
+        """Columns of new task instances for this DAG."""
+        return [
+            {
+                "task_id": tid,
+                "max_tries": t.retries,
+                "priority_weight": self.effective_priority(tid),
+                "pool": t.pool,
+                "pool_slots": t.pool_slots,
+                "queue": t.queue,
+                "operator": t.operator,
+            }
+            for tid, t in self.tasks.items()
+        ]
+
+
+class DagViewCache:
+    """Parsed serialized DAGs keyed by (dag_id, hash); thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._views: dict[str, DagView] = {}
+
+    def get(self, dag_id: str, dag_hash: str, serialized_loader: Any) -> DagView:
+        with self._lock:
+            view = self._views.get(dag_id)
+            if view is not None and view.dag_hash == dag_hash:
+                return view
+        serialized = serialized_loader()
+        view = DagView(serialized, dag_hash)
+        with self._lock:
+            self._views[dag_id] = view
+        return view

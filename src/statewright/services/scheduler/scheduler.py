@@ -1,0 +1,371 @@
+"""The scheduler loop: reads persisted state, calls the pure decisions, applies transitions.
+
+One ``run_once`` does, each step in one transaction:
+
+1. start queued runs up to ``max_active_runs``;
+2. for every running run whose task instances changed: trigger rules (none → scheduled / skipped /
+   upstream_failed), due retries and reschedules (→ scheduled), fail_stop, and the run's state;
+3. queue scheduled task instances to the executor within its free slots and ``max_active_tasks``;
+4. now and then: zombies (running without a heartbeat) and task instances queued too long.
+
+The loop wakes on committed transitions (a task finished) and on a timer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from sqlalchemy import Connection, Engine
+
+from statewright.core.clock import Clock, utcnow
+from statewright.core.retry import is_eligible_to_retry, retry_delay
+from statewright.core.run_state import TaskView as RunTaskView
+from statewright.core.run_state import decide_run_state, fail_stop_targets
+from statewright.core.scheduling import plan_dependencies
+from statewright.core.states import RUN, TI, StateName, TaskInstanceState
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
+from statewright.db.engine import transaction
+from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import runs as run_repo
+from statewright.db.repositories import task_instances as ti_repo
+from statewright.services.dag_view import DagView, DagViewCache
+
+log = logging.getLogger("statewright.scheduler")
+ACTOR = Actor.SCHEDULER
+
+
+class Executor(Protocol):
+    def slots_available(self) -> int: ...
+
+    def queue_workloads(self, ti_ids: Sequence[int]) -> None: ...
+
+
+@dataclass
+class LoopStats:
+    started_runs: int = 0
+    changed: int = 0
+    queued: int = 0
+    finished_runs: int = 0
+    reaped: int = 0
+
+    @property
+    def did_work(self) -> bool:
+        return bool(self.started_runs or self.changed or self.queued or self.finished_runs
+                    or self.reaped)
+
+
+@dataclass
+class SchedulerConfig:
+    idle_seconds: float = 1.0
+    zombie_threshold: timedelta = timedelta(seconds=60)
+    queued_timeout: timedelta = timedelta(seconds=600)
+    housekeeping_every: timedelta = timedelta(seconds=5)
+    max_runs_to_start: int = 100
+
+
+@dataclass
+class _RunWork:
+    run_pk: int
+    dag_id: str
+    view: DagView
+    tis: list[Any] = field(default_factory=list)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        engine: Engine,
+        executor: Executor,
+        *,
+        clock: Clock = utcnow,
+        config: SchedulerConfig | None = None,
+        views: DagViewCache | None = None,
+        extra_steps: Sequence[Callable[[Scheduler, datetime], int]] = (),
+    ) -> None:
+        self.engine = engine
+        self.executor = executor
+        self.clock = clock
+        self.config = config or SchedulerConfig()
+        self.views = views or DagViewCache()
+        self.extra_steps = list(extra_steps)
+        self._wake = threading.Event()
+        self._last_housekeeping: datetime | None = None
+        self._remove_listener: Callable[[], None] | None = None
+
+    # -- waking ----------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def listen(self) -> None:
+        """Wake on every committed transition (a task finished, a trigger fired, …)."""
+        if self._remove_listener is None:
+            self._remove_listener = door.add_transition_listener(self._on_events)
+
+    def _on_events(self, events: Sequence[door.TransitionEvent]) -> None:
+        if any(e.actor != ACTOR.value for e in events):
+            self._wake.set()
+
+    def run_forever(self, stop: threading.Event) -> None:
+        self.listen()
+        try:
+            while not stop.is_set():
+                try:
+                    stats = self.run_once()
+                except Exception:
+                    log.exception("scheduler loop failed; retrying")
+                    stop.wait(self.config.idle_seconds)
+                    continue
+                if stats.did_work:
+                    continue
+                self._wake.wait(self.config.idle_seconds)
+                self._wake.clear()
+        finally:
+            if self._remove_listener:
+                self._remove_listener()
+                self._remove_listener = None
+
+    # -- one loop ----------------------------------------------------------------------------
+
+    def run_once(self) -> LoopStats:
+        self._wake.clear()
+        stats = LoopStats()
+        now = self.clock()
+        for step in self.extra_steps:
+            stats.changed += step(self, now)
+        stats.started_runs = self._start_queued_runs(now)
+        changed, finished = self._schedule_running_runs(now)
+        stats.changed += changed
+        stats.finished_runs = finished
+        stats.queued = self._queue_scheduled(now)
+        if (self._last_housekeeping is None
+                or now - self._last_housekeeping >= self.config.housekeeping_every):
+            self._last_housekeeping = now
+            stats.reaped = self.reap(now)
+        return stats
+
+    def _view(self, conn: Connection, dag_id: str, dag_hash: str) -> DagView:
+        return self.views.get(dag_id, dag_hash, lambda: dag_repo.get_serialized(conn, dag_id))
+
+    def _start_queued_runs(self, now: datetime) -> int:
+        with transaction(self.engine) as conn:
+            queued = run_repo.queued_runs_to_start(conn, self.config.max_runs_to_start)
+            if not queued:
+                return 0
+            running = run_repo.count_running_by_dag(conn, [r.dag_id for r in queued])
+            to_start: list[int] = []
+            for r in queued:
+                n = running.get(r.dag_id, 0)
+                if n < r.max_active_runs:
+                    running[r.dag_id] = n + 1
+                    to_start.append(r.id)
+            res = door.set_dag_run_state(conn, to_start, frm=RUN.QUEUED, to=RUN.RUNNING,
+                                         actor=ACTOR, now=now)
+            return len(res.changed)
+
+    def _schedule_running_runs(self, now: datetime) -> tuple[int, int]:
+        with transaction(self.engine) as conn:
+            runs = run_repo.running_runs(conn)
+            if not runs:
+                return 0, 0
+            counts = ti_repo.state_counts_by_run(conn, [r.id for r in runs])
+            hashes = dag_repo.get_hashes(conn, [r.dag_id for r in runs])
+            work: dict[int, _RunWork] = {}
+            for r in runs:
+                c = counts.get(r.id, {})
+                if r.dag_id not in hashes:
+                    continue
+                view = self._view(conn, r.dag_id, hashes[r.dag_id])
+                needs = (
+                    c.get(TI.NONE.value, 0)
+                    or c.get(TI.UP_FOR_RETRY.value, 0)
+                    or c.get(TI.UP_FOR_RESCHEDULE.value, 0)
+                    or (view.fail_stop and c.get(TI.FAILED.value, 0))
+                    or not any(c.get(s.value, 0) for s in _UNFINISHED_BUSY)
+                )
+                if needs:
+                    work[r.id] = _RunWork(r.id, r.dag_id, view)
+            if not work:
+                return 0, 0
+            for row in ti_repo.for_runs(conn, list(work)):
+                work[row.dag_run_id].tis.append(row)
+            changed = 0
+            finished = 0
+            for w in work.values():
+                c, f = self._schedule_run(conn, w, now)
+                changed += c
+                finished += f
+            return changed, finished
+
+    def _schedule_run(self, conn: Connection, w: _RunWork, now: datetime) -> tuple[int, int]:
+        view = w.view
+        states: dict[str, TaskInstanceState] = {t.task_id: TI(t.state) for t in w.tis}
+        by_task = {t.task_id: t for t in w.tis}
+        changed = 0
+
+        # Tasks that the DAG no longer has: their unfinished instances are removed.
+        gone = [t for t in w.tis if t.task_id not in view.tasks
+                and TI(t.state) in (TI.NONE, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE)]
+        for state in {TI(t.state) for t in gone}:
+            ids = [t.id for t in gone if TI(t.state) is state]
+            changed += len(door.set_task_instance_state(
+                conn, ids, frm=state, to=TI.REMOVED, actor=ACTOR, now=now).changed)
+        for t in gone:
+            states[t.task_id] = TI.REMOVED
+
+        # Due retries and reschedules go back to scheduled (same dependencies held before).
+        due: dict[TaskInstanceState, list[int]] = defaultdict(list)
+        for t in w.tis:
+            s = states[t.task_id]
+            if s is TI.UP_FOR_RETRY and (t.next_retry_at is None or t.next_retry_at <= now):
+                due[s].append(t.id)
+                states[t.task_id] = TI.SCHEDULED
+            elif s is TI.UP_FOR_RESCHEDULE and (
+                t.reschedule_date is None or t.reschedule_date <= now
+            ):
+                due[s].append(t.id)
+                states[t.task_id] = TI.SCHEDULED
+        for s, ids in due.items():
+            changed += len(door.set_task_instance_state(
+                conn, ids, frm=s, to=TI.SCHEDULED, actor=ACTOR, now=now).changed)
+
+        # fail_stop: a failed task stops the rest of the run.
+        if view.fail_stop and any(s is TI.FAILED for s in states.values()):
+            changed += self._fail_stop(conn, w, states, now)
+
+        # Trigger rules.
+        order = [tid for tid in view.order if tid in states]
+        planned = plan_dependencies(
+            order,
+            {tid: view.tasks[tid].upstream for tid in order},
+            {tid: view.tasks[tid].trigger_rule for tid in order},
+            states,
+        )
+        grouped: dict[TaskInstanceState, list[int]] = defaultdict(list)
+        for tid, target in planned.items():
+            grouped[target].append(by_task[tid].id)
+        for target, ids in grouped.items():
+            changed += len(door.set_task_instance_state(
+                conn, ids, frm=TI.NONE, to=target, actor=ACTOR, now=now).changed)
+        states.update(planned)
+
+        # The run's state, from its leaves.
+        tis_view = [RunTaskView(tid, s) for tid, s in states.items()]
+        leaves = {tid for tid in states if tid in view.leaves or tid not in view.tasks}
+        any_schedulable = bool(planned) or any(
+            s not in (TI.NONE,) for s in states.values() if s in _UNFINISHED_ALL)
+        decided = decide_run_state(tis_view, leaves, any_schedulable=any_schedulable)
+        if decided is None:
+            return changed, 0
+        message = None
+        if decided is RUN.FAILED and any(s in _UNFINISHED_ALL for s in states.values()):
+            message = "deadlock: unfinished task instances can never be scheduled"
+        res = door.set_dag_run_state(conn, w.run_pk, frm=RUN.RUNNING, to=decided, actor=ACTOR,
+                                     now=now, message=message)
+        return changed, len(res.changed)
+
+    def _fail_stop(self, conn: Connection, w: _RunWork, states: dict[str, TaskInstanceState],
+                   now: datetime) -> int:
+        to_fail, to_skip = fail_stop_targets([RunTaskView(t, s) for t, s in states.items()])
+        by_task = {t.task_id: t for t in w.tis}
+        changed = 0
+        if to_fail:
+            pairs = [(by_task[t].id, by_task[t].try_number) for t in to_fail]
+            changed += len(door.set_task_instance_state(
+                conn, [], fenced=pairs, frm=TI.RUNNING, to=TI.FAILED, actor=ACTOR, now=now,
+                message="stopped: another task failed and the DAG has fail_stop").changed)
+            for t in to_fail:
+                states[t] = TI.FAILED
+        groups: dict[TaskInstanceState, list[str]] = defaultdict(list)
+        for t in to_skip:
+            groups[states[t]].append(t)
+        for s, tids in groups.items():
+            res = door.set_task_instance_state(
+                conn, [by_task[t].id for t in tids], frm=s, to=TI.SKIPPED, actor=ACTOR, now=now,
+                message="stopped: another task failed and the DAG has fail_stop")
+            changed += len(res.changed)
+            for t in tids:
+                states[t] = TI.SKIPPED
+        return changed
+
+    def _queue_scheduled(self, now: datetime) -> int:
+        slots = self.executor.slots_available()
+        if slots <= 0:
+            return 0
+        with transaction(self.engine) as conn:
+            candidates = ti_repo.scheduled_to_queue(conn, limit=slots * 4)
+            if not candidates:
+                return 0
+            dag_ids = {c.dag_id for c in candidates}
+            active = ti_repo.count_active_by_dag(conn, dag_ids)
+            hashes = dag_repo.get_hashes(conn, dag_ids)
+            limits = {d: self._view(conn, d, h).max_active_tasks for d, h in hashes.items()}
+            chosen: list[int] = []
+            for c in candidates:
+                if len(chosen) >= slots:
+                    break
+                n = active.get(c.dag_id, 0)
+                if n >= limits.get(c.dag_id, 16):
+                    continue
+                active[c.dag_id] = n + 1
+                chosen.append(c.id)
+            res = door.set_task_instance_state(conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED,
+                                               actor=ACTOR, now=now)
+        if res.changed:
+            self.executor.queue_workloads(res.changed)
+        return len(res.changed)
+
+    # -- housekeeping -------------------------------------------------------------------------
+
+    def reap(self, now: datetime) -> int:
+        """Zombies (running, no heartbeat) and task instances queued past the timeout."""
+        n = 0
+        with transaction(self.engine) as conn:
+            zombies = ti_repo.zombies(conn, now - self.config.zombie_threshold)
+            if zombies:
+                hashes = dag_repo.get_hashes(conn, {z.dag_id for z in zombies})
+                for z in zombies:
+                    view = self._view(conn, z.dag_id, hashes[z.dag_id]) if z.dag_id in hashes \
+                        else None
+                    task = view.tasks.get(z.task_id) if view else None
+                    retries = task.retries if task else z.max_tries
+                    msg = (f"zombie: no heartbeat from the worker for more than "
+                           f"{self.config.zombie_threshold.total_seconds():.0f}s")
+                    if is_eligible_to_retry(retries, z.try_number):
+                        delay = retry_delay(
+                            z.try_number, task.retry_delay if task else timedelta(0),
+                            exponential=task.retry_exponential_backoff if task else False,
+                            max_delay=task.max_retry_delay if task else None)
+                        res = door.set_task_instance_state(
+                            conn, z.id, frm=TI.RUNNING, to=TI.UP_FOR_RETRY, actor=ACTOR, now=now,
+                            try_number=z.try_number, name=StateName.CRASHED, message=msg,
+                            values={"next_retry_at": now + delay})
+                    else:
+                        res = door.set_task_instance_state(
+                            conn, z.id, frm=TI.RUNNING, to=TI.FAILED, actor=ACTOR, now=now,
+                            try_number=z.try_number, name=StateName.CRASHED, message=msg)
+                    n += len(res.changed)
+                    if res.changed:
+                        log.warning("%s.%s try %s: %s", z.dag_id, z.task_id, z.try_number, msg)
+            stale = ti_repo.queued_too_long(conn, now - self.config.queued_timeout)
+            if stale:
+                res = door.set_task_instance_state(
+                    conn, [], fenced=[(s.id, s.try_number) for s in stale], frm=TI.QUEUED,
+                    to=TI.SCHEDULED, actor=ACTOR, now=now,
+                    message="queued for longer than the queued timeout; scheduled again")
+                n += len(res.changed)
+        return n
+
+
+_UNFINISHED_BUSY = (TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN)
+_UNFINISHED_ALL = frozenset(
+    {TI.NONE, TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
+     TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN}
+)

@@ -1,0 +1,166 @@
+"""Applying the outcome of a try: the worker side of the state machine, batched.
+
+A task process reports a ``TryResult``; the supervising worker applies it through the door,
+fenced on the try number (a report for try 3 can never change try 4), together with the task's
+result, the per-try history row and the skips a branch decided.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from statewright.core.retry import is_eligible_to_retry, retry_delay
+from statewright.core.states import TI, StateName, TaskInstanceState
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
+from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import task_instances as ti_repo
+from statewright.db.repositories import xcoms as xcom_repo
+from statewright.services.dag_view import DagViewCache
+
+# Kinds a task process may report, plus the ones the supervisor infers.
+SUCCESS = "success"
+SKIPPED = "skipped"
+FAILED = "failed"
+FAIL_NO_RETRY = "fail_no_retry"
+CRASHED = "crashed"  # the process died without reporting (killed, OOM, segfault, os._exit)
+TIMED_OUT = "timed_out"  # execution_timeout passed; the process was killed
+CACHED = "cached"
+
+
+@dataclass
+class TryResult:
+    ti_id: int
+    try_number: int
+    dag_id: str
+    run_id: str
+    task_id: str
+    dag_run_id: int
+    kind: str
+    return_value: Any = None
+    skip_task_ids: list[str] = field(default_factory=list)
+    error: str | None = None
+    traceback: str | None = None
+    hostname: str | None = None
+    pid: int | None = None
+    log_path: str | None = None
+    start_date: datetime | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_NAMES = {
+    CRASHED: StateName.CRASHED,
+    TIMED_OUT: StateName.TIMED_OUT,
+}
+
+
+def apply_results(
+    conn: Connection,
+    results: Sequence[TryResult],
+    *,
+    now: datetime,
+    views: DagViewCache,
+    actor: Actor = Actor.WORKER,
+) -> dict[int, TaskInstanceState]:
+    """Apply finished tries; returns ti_id → the state each one reached (lost races left out)."""
+    if not results:
+        return {}
+    hashes = dag_repo.get_hashes(conn, {r.dag_id for r in results})
+    reached: dict[int, TaskInstanceState] = {}
+    # (to, name, message, next_retry_at) → fenced pairs
+    groups: dict[tuple[TaskInstanceState, StateName | None, str | None, datetime | None],
+                 list[tuple[int, int]]] = defaultdict(list)
+    by_id = {r.ti_id: r for r in results}
+    for r in results:
+        target, name, message, next_retry = _target(r, views, hashes, conn, now)
+        groups[(target, name, message, next_retry)].append((r.ti_id, r.try_number))
+    for (target, name, message, next_retry), pairs in groups.items():
+        values = {"next_retry_at": next_retry} if next_retry is not None else {}
+        if target is not TI.UP_FOR_RETRY:
+            values.update(next_method=None, next_kwargs=None, trigger_timeout=None)
+        res = door.set_task_instance_state(
+            conn, [], fenced=pairs, frm=TI.RUNNING, to=target, actor=actor, now=now, name=name,
+            message=message, values=values)
+        for pk in res.changed:
+            reached[pk] = target
+    done = [by_id[pk] for pk in reached]
+    xcom_repo.set_return_values(
+        conn,
+        [(r.dag_run_id, r.task_id, r.return_value) for r in done
+         if reached[r.ti_id] is TI.SUCCESS and r.return_value is not None],
+        now,
+    )
+    _apply_skips(conn, [r for r in done if reached[r.ti_id] is TI.SUCCESS and r.skip_task_ids],
+                 now, actor)
+    ti_repo.add_history(conn, [_history_row(r, reached[r.ti_id], now) for r in done])
+    return reached
+
+
+def _target(r: TryResult, views: DagViewCache, hashes: dict[str, str], conn: Connection,
+            now: datetime) -> tuple[TaskInstanceState, StateName | None, str | None,
+                                    datetime | None]:
+    if r.kind in (SUCCESS, CACHED):
+        return TI.SUCCESS, (StateName.CACHED if r.kind == CACHED else None), None, None
+    if r.kind == SKIPPED:
+        return TI.SKIPPED, None, r.error, None
+    name = _NAMES.get(r.kind)
+    if r.kind == FAIL_NO_RETRY:
+        return TI.FAILED, name, r.error, None
+    task = None
+    if r.dag_id in hashes:
+        view = views.get(r.dag_id, hashes[r.dag_id],
+                         lambda: dag_repo.get_serialized(conn, r.dag_id))
+        task = view.tasks.get(r.task_id)
+    retries = task.retries if task else 0
+    if is_eligible_to_retry(retries, r.try_number) and task is not None:
+        delay = retry_delay(r.try_number, task.retry_delay,
+                            exponential=task.retry_exponential_backoff,
+                            max_delay=task.max_retry_delay)
+        return TI.UP_FOR_RETRY, name, r.error, now + delay
+    return TI.FAILED, name, r.error, None
+
+
+def _apply_skips(conn: Connection, results: Sequence[TryResult], now: datetime,
+                 actor: Actor) -> None:
+    for r in results:
+        rows = [t for t in ti_repo.by_run(conn, r.dag_run_id) if t.task_id in set(r.skip_task_ids)]
+        for state in (TI.NONE, TI.SCHEDULED):
+            ids = [t.id for t in rows if t.state == state.value]
+            if ids:
+                door.set_task_instance_state(
+                    conn, ids, frm=state, to=TI.SKIPPED, actor=actor, now=now,
+                    message=f"skipped by {r.task_id}")
+
+
+def _history_row(r: TryResult, state: TaskInstanceState, now: datetime) -> dict[str, Any]:
+    duration = (now - r.start_date).total_seconds() if r.start_date else None
+    return {
+        "task_instance_id": r.ti_id,
+        "dag_id": r.dag_id,
+        "run_id": r.run_id,
+        "task_id": r.task_id,
+        "try_number": r.try_number,
+        "state": state.value,
+        "state_name": (_NAMES.get(r.kind) or _default_name(state)).value,
+        "state_message": r.error,
+        "hostname": r.hostname,
+        "pid": r.pid,
+        "start_date": r.start_date,
+        "end_date": now,
+        "duration": duration,
+        "error": r.error,
+        "traceback": r.traceback,
+        "log_path": r.log_path,
+    }
+
+
+def _default_name(state: TaskInstanceState) -> StateName:
+    from statewright.core.states import default_ti_name
+
+    return default_ti_name(state)

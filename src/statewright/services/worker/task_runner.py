@@ -1,0 +1,150 @@
+"""Runs one try of one task in the current process. Holds no database session.
+
+Used inside the local executor's task processes (``child_main``) and by the in-process executor
+of ``dag.test()``. It loads the DAG file (cached by path and mtime), builds the context, runs the
+task through the SDK runtime and reports a ``TryResult``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import socket
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from statewright.sdk import runtime
+from statewright.sdk.loader import load_dag_file
+from statewright.services.worker.outcome import FAILED, TryResult
+from statewright.services.worker.workload import Workload
+
+HOSTNAME = socket.gethostname()
+
+_dag_files: dict[str, tuple[float, Any]] = {}
+
+
+def _load_dag(fileloc: str, dag_id: str) -> Any:
+    mtime = os.stat(fileloc).st_mtime
+    cached = _dag_files.get(fileloc)
+    if cached is None or cached[0] != mtime:
+        result = load_dag_file(fileloc)
+        if result.error:
+            raise RuntimeError(f"DAG file {fileloc} failed to import:\n{result.error}")
+        _dag_files[fileloc] = (mtime, result)
+        cached = _dag_files[fileloc]
+    dags = cached[1].dags
+    if dag_id not in dags:
+        raise RuntimeError(f"DAG {dag_id!r} is no longer defined in {fileloc}")
+    return dags[dag_id]
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams: Any) -> None:
+        self.streams = streams
+
+    def write(self, s: str) -> int:
+        for st in self.streams:
+            st.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        for st in self.streams:
+            st.flush()
+
+
+@contextlib.contextmanager
+def task_log(path: str | None, echo: bool = False) -> Iterator[None]:
+    """Send the task's logging, stdout and stderr to its per-try log file."""
+    if not path:
+        yield
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        handler = logging.StreamHandler(fh)
+        handler.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        root.addHandler(handler)
+        old_level = root.level
+        root.setLevel(logging.INFO)
+        out: Any = _Tee(fh, sys.__stdout__) if echo else fh
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                yield
+        finally:
+            root.removeHandler(handler)
+            root.setLevel(old_level)
+
+
+def run_workload(
+    w: Workload,
+    *,
+    dag: Any = None,
+    echo: bool = False,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> TryResult:
+    """Run one try. ``dag`` skips loading the file (dag.test)."""
+    started = now()
+    base = dict(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id, run_id=w.run_id,
+                task_id=w.task_id, dag_run_id=w.dag_run_id, hostname=HOSTNAME, pid=os.getpid(),
+                log_path=w.log_path, start_date=started)
+    with task_log(w.log_path, echo=echo):
+        log = logging.getLogger("statewright.task")
+        log.info("starting %s.%s run %s try %s", w.dag_id, w.task_id, w.run_id, w.try_number)
+        try:
+            if dag is None:
+                if not w.fileloc:
+                    raise RuntimeError(f"DAG {w.dag_id!r} has no file to load it from")
+                dag = _load_dag(w.fileloc, w.dag_id)
+            task = dag.task_dict[w.task_id]
+        except Exception as exc:
+            log.exception("could not load the task")
+            return TryResult(**base, kind=FAILED, error=f"{type(exc).__name__}: {exc}",
+                             traceback=traceback.format_exc())
+        context = runtime.build_context(
+            dag, task, run_id=w.run_id, logical_date=w.logical_date,
+            data_interval_start=w.data_interval_start, data_interval_end=w.data_interval_end,
+            conf=w.conf, try_number=w.try_number, max_tries=w.max_tries, xcoms=w.xcoms,
+        )
+        outcome = _execute(task, context, w)
+        log.info("finished: %s%s", outcome.kind, f" ({outcome.error})" if outcome.error else "")
+    return TryResult(**base, kind=outcome.kind, return_value=outcome.return_value,
+                     skip_task_ids=list(outcome.skip_task_ids), error=outcome.error,
+                     traceback=outcome.traceback,
+                     extra=dict(getattr(outcome, "extra", None) or {}))
+
+
+def _execute(task: Any, context: Any, w: Workload) -> Any:
+    resume = getattr(runtime, "resume_task", None)
+    if w.next_method and resume is not None:
+        return resume(task, context, w.next_method, w.next_kwargs)
+    return runtime.execute_task(task, context)
+
+
+def child_main(conn: Any) -> None:
+    """The loop of a local executor task process: receive a workload, run it, report."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            w = conn.recv()
+        except (EOFError, OSError):
+            return
+        if w is None:
+            return
+        try:
+            result = run_workload(w)
+        except BaseException as exc:  # report anything, then carry on or exit
+            result = TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id,
+                               run_id=w.run_id, task_id=w.task_id, dag_run_id=w.dag_run_id,
+                               kind=FAILED,
+                               error=f"{type(exc).__name__}: {exc}",
+                               traceback=traceback.format_exc(), hostname=HOSTNAME,
+                               pid=os.getpid(), log_path=w.log_path)
+        conn.send(result)

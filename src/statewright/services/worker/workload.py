@@ -1,0 +1,121 @@
+"""Starting tries: queued → running through the door, and the message a task process needs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, case
+
+from statewright.core.states import TI
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
+from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import task_instances as ti_repo
+from statewright.db.repositories import xcoms as xcom_repo
+from statewright.db.tables import task_instance
+from statewright.services.dag_view import DagView, DagViewCache
+
+
+@dataclass
+class Workload:
+    """One try of one task instance, as handed to a task process (plain, picklable data)."""
+
+    ti_id: int
+    dag_id: str
+    run_id: str
+    task_id: str
+    dag_run_id: int
+    try_number: int
+    max_tries: int
+    fileloc: str | None
+    logical_date: datetime | None
+    data_interval_start: datetime | None
+    data_interval_end: datetime | None
+    conf: dict[str, Any]
+    run_type: str
+    xcoms: dict[str, Any] = field(default_factory=dict)
+    next_method: str | None = None
+    next_kwargs: Any = None
+    log_path: str | None = None
+    execution_timeout: float | None = None
+
+
+def log_path_for(logs_folder: Path | None, dag_id: str, run_id: str, task_id: str,
+                 try_number: int) -> str | None:
+    if logs_folder is None:
+        return None
+    safe_run = run_id.replace(":", "_").replace("+", "_")
+    return str(logs_folder / f"dag_id={dag_id}" / f"run_id={safe_run}" / f"task_id={task_id}"
+               / f"attempt={try_number}.log")
+
+
+def start_tries(
+    conn: Connection,
+    ti_ids: Sequence[int],
+    *,
+    now: datetime,
+    hostname: str,
+    pids: Mapping[int, int],
+    views: DagViewCache,
+    logs_folder: Path | None,
+    actor: Actor = Actor.EXECUTOR,
+) -> list[Workload]:
+    """Move queued task instances to running (a new try, or the same try when resuming) and
+    return their workloads. Task instances no longer queued are left out (lost race)."""
+    rows = [r for r in ti_repo.workloads(conn, ti_ids) if r.state == TI.QUEUED.value]
+    if not rows:
+        return []
+    fresh = [r.id for r in rows if not r.next_method]
+    resuming = [r.id for r in rows if r.next_method]
+    c = task_instance.c
+    pid_expr = case(dict(pids), value=c.id, else_=None) if pids else None
+    values: dict[str, Any] = {"hostname": hostname}
+    if pid_expr is not None:
+        values["pid"] = pid_expr
+    started: set[int] = set()
+    if fresh:
+        started |= set(door.set_task_instance_state(
+            conn, fresh, frm=TI.QUEUED, to=TI.RUNNING, actor=actor, now=now,
+            increment_try=True, values=values).changed)
+    if resuming:
+        from statewright.core.states import StateName
+
+        started |= set(door.set_task_instance_state(
+            conn, resuming, frm=TI.QUEUED, to=TI.RUNNING, actor=actor, now=now,
+            name=StateName.RESUMING, values=values).changed)
+    rows = [r for r in rows if r.id in started]
+    if not rows:
+        return []
+    hashes = dag_repo.get_hashes(conn, {r.dag_id for r in rows})
+    out: list[Workload] = []
+    wanted: list[tuple[int, str]] = []
+    plan: list[tuple[Any, DagView]] = []
+    for r in rows:
+        view = views.get(r.dag_id, hashes[r.dag_id],
+                         lambda d=r.dag_id: dag_repo.get_serialized(conn, d))
+        plan.append((r, view))
+        task = view.tasks.get(r.task_id)
+        for up in (task.upstream if task else ()):
+            wanted.append((r.dag_run_id, up))
+    values_by_key = xcom_repo.get_return_values(conn, wanted)
+    for r, view in plan:
+        task = view.tasks.get(r.task_id)
+        try_number = r.try_number + (0 if r.next_method else 1)
+        xcoms = {up: values_by_key[(r.dag_run_id, up)]
+                 for up in (task.upstream if task else ())
+                 if (r.dag_run_id, up) in values_by_key}
+        out.append(Workload(
+            ti_id=r.id, dag_id=r.dag_id, run_id=r.run_id, task_id=r.task_id,
+            dag_run_id=r.dag_run_id, try_number=try_number, max_tries=r.max_tries,
+            fileloc=view.fileloc, logical_date=r.logical_date,
+            data_interval_start=r.data_interval_start, data_interval_end=r.data_interval_end,
+            conf=dict(r.conf or {}), run_type=r.run_type, xcoms=xcoms,
+            next_method=r.next_method, next_kwargs=r.next_kwargs,
+            log_path=log_path_for(logs_folder, r.dag_id, r.run_id, r.task_id, try_number),
+            execution_timeout=task.execution_timeout if task else None,
+        ))
+    return out

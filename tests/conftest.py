@@ -1,0 +1,77 @@
+"""Shared fixtures: a migrated database on SQLite and on PostgreSQL.
+
+Persistence and service tests take ``engine``, which runs each test on both databases. The
+PostgreSQL server is 127.0.0.1:5432 (``STATEWRIGHT_TEST_POSTGRES_URL`` overrides); when it is
+unreachable the PostgreSQL variants skip, except under ``CI=true`` where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+
+from statewright.db.engine import make_engine
+from statewright.db.migrate import migrate
+from statewright.db.tables import metadata
+
+PG_ADMIN_URL = os.environ.get(
+    "STATEWRIGHT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def _truncate(engine: Engine) -> None:
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+            conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+        else:
+            for t in reversed(metadata.sorted_tables):
+                conn.execute(t.delete())
+
+
+@pytest.fixture(scope="session")
+def sqlite_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    path = tmp_path_factory.mktemp("db") / "statewright.db"
+    engine = make_engine(f"sqlite:///{path}")
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    name = f"statewright_test_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:
+        admin.dispose()
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL is required under CI=true and is unreachable: {exc}")
+        pytest.skip(f"PostgreSQL unreachable: {exc}")
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_engine(postgres_url: str) -> Iterator[Engine]:
+    engine = make_engine(postgres_url)
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    eng: Engine = request.getfixturevalue(f"{request.param}_engine")
+    _truncate(eng)
+    yield eng
+    _truncate(eng)
