@@ -416,6 +416,18 @@ def config_fernet_key() -> None:
     click.echo(generate_key())
 
 
+def _register_command_modules() -> None:
+    import importlib
+
+    from statewright.cli import commands
+
+    for name in commands.MODULES:
+        importlib.import_module(f"statewright.cli.commands.{name}").register(cli)
+
+
+_register_command_modules()
+
+
 def main() -> None:
     try:
         cli(standalone_mode=True)
