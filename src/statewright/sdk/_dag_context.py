@@ -5,6 +5,7 @@ Both are per thread, so two threads may import DAG files at the same time.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -15,7 +16,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from statewright.sdk.dag import DAG
 
-_SDK_DIR = str(Path(__file__).resolve().parent)
+_SDK_DIRS = tuple(
+    {str(Path(__file__).parent) + os.sep, str(Path(__file__).resolve().parent) + os.sep}
+)
 
 
 class _State(threading.local):
@@ -68,7 +71,7 @@ def caller_location() -> tuple[str, int]:
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_SDK_DIR):
+        if not filename.startswith(_SDK_DIRS):
             return filename, frame.f_lineno
         frame = frame.f_back  # type: ignore[assignment]
     return "", 0

@@ -141,8 +141,10 @@ class BaseOperator(DependencyMixin, abc.ABC):
     ) -> None:
         self.task_id = validate_id(task_id, "task_id")
         if kwargs:
-            known = [n for n in inspect.signature(type(self).__init__).parameters if n != "self"]
-            known += [n for n in inspect.signature(BaseOperator.__init__).parameters]
+            known = {
+                *inspect.signature(type(self).__init__).parameters,
+                *inspect.signature(BaseOperator.__init__).parameters,
+            } - {"self", "kwargs"}
             raise DagDefinitionError(
                 f"{type(self).__name__}(task_id={task_id!r}) got unknown argument(s) "
                 f"{unknown_arguments_message(kwargs, known)}."

@@ -36,15 +36,11 @@ class SkipMixin:
         if unknown:
             raise BranchError(
                 f"branch task {task.task_id!r} chose {unknown}, which are not tasks of DAG "
-                f"{dag.dag_id!r}; return task ids directly downstream of it: "
+                f"{dag.dag_id!r}; choose among the tasks directly downstream of it: "
                 f"{sorted(task.downstream_task_ids)}"
             )
-        not_next = sorted(chosen - task.downstream_task_ids)
-        if not_next:
-            raise BranchError(
-                f"branch task {task.task_id!r} chose {not_next}, which are not directly "
-                f"downstream of it; choose among {sorted(task.downstream_task_ids)}"
-            )
+        # Like Airflow, a chosen task that is in the DAG but not directly downstream is accepted:
+        # it only keeps its own descendants among the direct downstream tasks from being skipped.
         followed = set(chosen)
         for task_id in chosen:
             followed |= dag.task_dict[task_id].get_flat_relative_ids(upstream=False)

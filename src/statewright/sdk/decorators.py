@@ -12,8 +12,8 @@ import functools
 import inspect
 import re
 import typing
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from statewright.core.errors import DagDefinitionError
 from statewright.sdk import _dag_context
@@ -71,7 +71,7 @@ class _BashDecoratedOperator(BashOperator):
     """Calls the function to get the command, then runs it like BashOperator."""
 
     custom_operator_name = "@task.bash"
-    template_fields = ("op_args", "op_kwargs", "env", "cwd")
+    template_fields: ClassVar[Sequence[str]] = ("op_args", "op_kwargs", "env", "cwd")
 
     def __init__(
         self,

@@ -36,6 +36,7 @@ class OutcomeKind:
     SKIPPED = "skipped"
     FAILED = "failed"  # may be retried
     FAIL_NO_RETRY = "fail_no_retry"
+    TIMED_OUT = "timed_out"  # execution_timeout passed; may be retried
 
 
 @dataclass
@@ -74,7 +75,7 @@ def execute_task(task: BaseOperator, context: Context) -> TaskOutcome:
     except TaskTimeout as exc:
         log.error("Task %s timed out", task.task_id)
         _call_on_kill(task)
-        outcome = _failure(OutcomeKind.FAILED, exc)
+        outcome = _failure(OutcomeKind.TIMED_OUT, exc)
         outcome.message = outcome.error
         return outcome
     except Exception as exc:

@@ -90,7 +90,9 @@ def test_unknown_dag_keyword_is_named():
 
 def test_unknown_operator_keyword_names_argument_and_task():
     with DAG("d"):
-        with pytest.raises(DagDefinitionError, match=r"task_id='t'.*'retrys' \(did you mean 'retries'"):
+        with pytest.raises(
+            DagDefinitionError, match=r"task_id='t'.*'retrys' \(did you mean 'retries'"
+        ):
             EmptyOperator(task_id="t", retrys=3)
         with pytest.raises(DagDefinitionError, match=r"'python_callable'"):
             PythonOperator(task_id="p")
@@ -133,9 +135,7 @@ def test_bad_task_arguments(kwargs):
 
 def test_delays_accept_seconds():
     with DAG("d"):
-        t = EmptyOperator(
-            task_id="t", retry_delay=30, max_retry_delay=600.5, execution_timeout=10
-        )
+        t = EmptyOperator(task_id="t", retry_delay=30, max_retry_delay=600.5, execution_timeout=10)
     assert t.retry_delay == timedelta(seconds=30)
     assert t.max_retry_delay == timedelta(seconds=600.5)
     assert t.execution_timeout == timedelta(seconds=10)

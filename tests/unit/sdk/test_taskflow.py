@@ -229,3 +229,23 @@ def test_task_branch_and_short_circuit(run):
     )
     outcome = run(d, "check")
     assert (outcome.kind, outcome.return_value, outcome.skip_task_ids) == ("success", 0, ["after"])
+
+
+def test_xcomarg_in_classic_operator_fields(run):
+    from statewright.sdk import BashOperator, PythonOperator
+
+    with DAG("d") as d:
+        produce = PythonOperator(task_id="produce", python_callable=lambda: "hello")
+        consume = PythonOperator(
+            task_id="consume",
+            python_callable=lambda value, word: f"{value} {word}",
+            op_args=[produce.output],
+            op_kwargs={"word": "world"},
+        )
+        shout = BashOperator(task_id="shout", bash_command=consume.output)
+    assert consume.upstream_task_ids == {"produce"}
+    assert shout.upstream_task_ids == {"consume"}
+    assert run(d, "consume", xcoms={"produce": "hello"}).return_value == "hello world"
+    outcome = run(d, "shout", xcoms={"consume": "echo loud"})
+    assert (outcome.kind, outcome.return_value) == ("success", "loud")
+    assert isinstance(shout.bash_command, XComArg)  # resolved for the run only

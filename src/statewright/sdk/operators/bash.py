@@ -8,9 +8,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, ClassVar
 
 from statewright.core.errors import DagDefinitionError
 from statewright.sdk.baseoperator import BaseOperator
@@ -49,7 +49,7 @@ class BashOperator(BaseOperator):
     stdout, and every line goes to the ``statewright.task`` logger.
     """
 
-    template_fields = ("bash_command", "env", "cwd")
+    template_fields: ClassVar[Sequence[str]] = ("bash_command", "env", "cwd")
 
     def __init__(
         self,

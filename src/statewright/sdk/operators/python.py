@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from statewright.core.errors import DagDefinitionError
 from statewright.sdk.baseoperator import BaseOperator
@@ -45,7 +45,7 @@ def determine_kwargs(
 class PythonOperator(BaseOperator):
     """Call ``python_callable(*op_args, **op_kwargs)``, plus the context keys it asks for."""
 
-    template_fields = ("op_args", "op_kwargs")
+    template_fields: ClassVar[Sequence[str]] = ("op_args", "op_kwargs")
 
     def __init__(
         self,

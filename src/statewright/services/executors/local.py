@@ -146,13 +146,11 @@ class LocalExecutor:
                 time.sleep(0.5)
 
     def _step(self) -> None:
-        self._dispatch()
         busy = [c for c in self._children if not c.idle]
         waitables: list[Any] = [self._wake_r]
         for c in busy:
             waitables += [c.conn, c.process.sentinel]
-        timeout = self._next_timeout(busy)
-        ready = wait(waitables, timeout)
+        ready = wait(waitables, self._next_timeout(busy)) if busy or not self._has_work() else []
         if self._wake_r in ready:
             while self._wake_r.poll():
                 self._wake_r.recv_bytes()
@@ -162,12 +160,15 @@ class LocalExecutor:
             result = self._collect(c, now_mono)
             if result is not None:
                 results.append(result)
-        if results:
-            with transaction(self.engine) as conn:
-                apply_results(conn, results, now=self.clock(), views=self.views)
+        # One transaction applies the finished tries and starts the next ones.
+        self._apply_and_dispatch(results)
         if now_mono - self._last_heartbeat >= self.heartbeat_seconds:
             self._last_heartbeat = now_mono
             self._heartbeat()
+
+    def _has_work(self) -> bool:
+        with self._lock:
+            return bool(self._pending) and any(c.idle for c in self._children)
 
     def _next_timeout(self, busy: list[_Child]) -> float:
         t = self.heartbeat_seconds
@@ -229,17 +230,20 @@ class LocalExecutor:
         c.process, c.conn = fresh.process, fresh.conn
         c.workload, c.deadline, c.kill_reason = None, None, None
 
-    def _dispatch(self) -> None:
+    def _apply_and_dispatch(self, results: list[TryResult]) -> None:
         idle = [c for c in self._children if c.idle]
         with self._lock:
             n = min(len(idle), len(self._pending))
             ids = [self._pending.popleft() for _ in range(n)]
-        if not ids:
+        if not ids and not results:
             return
         pids = {ti_id: idle[i].process.pid for i, ti_id in enumerate(ids)}
         with transaction(self.engine) as conn:
-            workloads = start_tries(conn, ids, now=self.clock(), hostname=HOSTNAME, pids=pids,
-                                    views=self.views, logs_folder=self.logs_folder)
+            now = self.clock()
+            if results:
+                apply_results(conn, results, now=now, views=self.views)
+            workloads = start_tries(conn, ids, now=now, hostname=HOSTNAME, pids=pids,
+                                    views=self.views, logs_folder=self.logs_folder) if ids else []
         by_id = {w.ti_id: w for w in workloads}
         now_mono = time.monotonic()
         for i, ti_id in enumerate(ids):
@@ -249,7 +253,8 @@ class LocalExecutor:
             c = idle[i]
             c.workload = w
             c.started_at = now_mono
-            c.deadline = now_mono + w.execution_timeout if w.execution_timeout else None
+            # The task process enforces execution_timeout itself; this is the backstop.
+            c.deadline = now_mono + w.execution_timeout + 5.0 if w.execution_timeout else None
             try:
                 c.conn.send(w)
             except (OSError, BrokenPipeError):

@@ -110,7 +110,8 @@ class Scheduler:
             self._remove_listener = door.add_transition_listener(self._on_events)
 
     def _on_events(self, events: Sequence[door.TransitionEvent]) -> None:
-        if any(e.actor != ACTOR.value for e in events):
+        # A try starting (queued → running) gives the scheduler nothing to do; anything else may.
+        if any(e.actor != ACTOR.value and e.to not in _NO_WAKE for e in events):
             self._wake.set()
 
     def run_forever(self, stop: threading.Event) -> None:
@@ -364,6 +365,7 @@ class Scheduler:
         return n
 
 
+_NO_WAKE = frozenset({TI.RUNNING.value})
 _UNFINISHED_BUSY = (TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN)
 _UNFINISHED_ALL = frozenset(
     {TI.NONE, TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
