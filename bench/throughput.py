@@ -54,7 +54,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--fanout", type=int, default=1000)
     p.add_argument("--chain", type=int, default=100)
-    p.add_argument("--parallelism", type=int, default=4)
+    p.add_argument("--parallelism", type=int, default=8)
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="statewright-bench-"))
     (tmp / "dags").mkdir()

@@ -47,7 +47,7 @@ class Settings:
     database_url: str
     dags_folder: Path
     logs_folder: Path
-    parallelism: int = 4
+    parallelism: int = 8
     """Worker processes of the local executor."""
     scheduler_idle_seconds: float = 1.0
     """Longest sleep of the scheduler loop when no event wakes it."""
@@ -77,7 +77,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         database_url=database_url,
         dags_folder=dags_folder,
         logs_folder=logs_folder,
-        parallelism=_int(env, "STATEWRIGHT_PARALLELISM", 4),
+        parallelism=_int(env, "STATEWRIGHT_PARALLELISM", 8),
         scheduler_idle_seconds=_float(env, "STATEWRIGHT_SCHEDULER_IDLE_SECONDS", 1.0),
         heartbeat_seconds=_float(env, "STATEWRIGHT_HEARTBEAT_SECONDS", 5.0),
         zombie_threshold_seconds=_float(env, "STATEWRIGHT_ZOMBIE_THRESHOLD_SECONDS", 60.0),

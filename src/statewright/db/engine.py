@@ -14,6 +14,7 @@ from sqlalchemy.pool import NullPool
 from statewright.core.errors import ConfigurationError
 
 _AFTER_COMMIT_KEY = "statewright_after_commit"
+_READ_ONLY = "statewright_read_only"
 
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
@@ -49,8 +50,12 @@ def _sqlite_engine(url: str, *, echo: bool) -> Engine:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         # Take the write lock up front: a deferred transaction that reads and then writes
-        # fails at once with "database is locked" instead of waiting.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # fails at once with "database is locked" instead of waiting. Read-only snapshots
+        # (``read_snapshot``) begin deferred and never wait for a writer.
+        if conn.get_execution_options().get(_READ_ONLY):
+            conn.exec_driver_sql("BEGIN")
+        else:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
@@ -81,6 +86,15 @@ def transaction(engine: Engine) -> Iterator[Connection]:
             conn.info.pop(_AFTER_COMMIT_KEY, None)
     for cb in callbacks:
         cb()
+
+
+@contextmanager
+def read_snapshot(engine: Engine) -> Iterator[Connection]:
+    """A read-only transaction: a consistent snapshot that never takes the write lock."""
+    with engine.connect() as conn:
+        conn = conn.execution_options(**{_READ_ONLY: True})
+        with conn.begin():
+            yield conn
 
 
 def after_commit(conn: Connection, callback: Callable[[], None]) -> None:

@@ -73,7 +73,7 @@ class LocalExecutor:
         self.clock = clock
         self.heartbeat_seconds = heartbeat_seconds
         self.views = views or DagViewCache()
-        self.queue_depth = queue_depth if queue_depth is not None else self.parallelism
+        self.queue_depth = queue_depth if queue_depth is not None else 4 * self.parallelism
         self._ctx = mp.get_context("forkserver")
         self._pending: deque[int] = deque()
         self._lock = threading.Lock()

@@ -31,7 +31,7 @@ from statewright.core.scheduling import plan_dependencies
 from statewright.core.states import RUN, TI, StateName, TaskInstanceState
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
-from statewright.db.engine import transaction
+from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
@@ -156,10 +156,11 @@ class Scheduler:
         return self.views.get(dag_id, dag_hash, lambda: dag_repo.get_serialized(conn, dag_id))
 
     def _start_queued_runs(self, now: datetime) -> int:
+        with read_snapshot(self.engine) as conn:
+            if not run_repo.queued_runs_to_start(conn, 1):
+                return 0
         with transaction(self.engine) as conn:
             queued = run_repo.queued_runs_to_start(conn, self.config.max_runs_to_start)
-            if not queued:
-                return 0
             running = run_repo.count_running_by_dag(conn, [r.dag_id for r in queued])
             to_start: list[int] = []
             for r in queued:
@@ -172,38 +173,48 @@ class Scheduler:
             return len(res.changed)
 
     def _schedule_running_runs(self, now: datetime) -> tuple[int, int]:
+        # Decide from a snapshot which runs need work; take the write lock only for those.
+        with read_snapshot(self.engine) as conn:
+            wanted = self._runs_needing_work(conn)
+        if not wanted:
+            return 0, 0
         with transaction(self.engine) as conn:
-            runs = run_repo.running_runs(conn)
-            if not runs:
-                return 0, 0
-            counts = ti_repo.state_counts_by_run(conn, [r.id for r in runs])
-            hashes = dag_repo.get_hashes(conn, [r.dag_id for r in runs])
-            work: dict[int, _RunWork] = {}
-            for r in runs:
-                c = counts.get(r.id, {})
-                if r.dag_id not in hashes:
-                    continue
-                view = self._view(conn, r.dag_id, hashes[r.dag_id])
-                needs = (
-                    c.get(TI.NONE.value, 0)
-                    or c.get(TI.UP_FOR_RETRY.value, 0)
-                    or c.get(TI.UP_FOR_RESCHEDULE.value, 0)
-                    or (view.fail_stop and c.get(TI.FAILED.value, 0))
-                    or not any(c.get(s.value, 0) for s in _UNFINISHED_BUSY)
-                )
-                if needs:
-                    work[r.id] = _RunWork(r.id, r.dag_id, view)
-            if not work:
-                return 0, 0
+            hashes = dag_repo.get_hashes(conn, {d for d in wanted.values()})
+            work = {pk: _RunWork(pk, dag_id, self._view(conn, dag_id, hashes[dag_id]))
+                    for pk, dag_id in wanted.items() if dag_id in hashes}
             for row in ti_repo.for_runs(conn, list(work)):
                 work[row.dag_run_id].tis.append(row)
             changed = 0
             finished = 0
             for w in work.values():
+                if run_repo.get(conn, w.run_pk).state != RUN.RUNNING.value:
+                    continue
                 c, f = self._schedule_run(conn, w, now)
                 changed += c
                 finished += f
             return changed, finished
+
+    def _runs_needing_work(self, conn: Connection) -> dict[int, str]:
+        runs = run_repo.running_runs(conn)
+        if not runs:
+            return {}
+        counts = ti_repo.state_counts_by_run(conn, [r.id for r in runs])
+        hashes = dag_repo.get_hashes(conn, [r.dag_id for r in runs])
+        wanted: dict[int, str] = {}
+        for r in runs:
+            c = counts.get(r.id, {})
+            if r.dag_id not in hashes:
+                continue
+            view = self._view(conn, r.dag_id, hashes[r.dag_id])
+            if (
+                c.get(TI.NONE.value, 0)
+                or c.get(TI.UP_FOR_RETRY.value, 0)
+                or c.get(TI.UP_FOR_RESCHEDULE.value, 0)
+                or (view.fail_stop and c.get(TI.FAILED.value, 0))
+                or not any(c.get(s.value, 0) for s in _UNFINISHED_BUSY)
+            ):
+                wanted[r.id] = r.dag_id
+        return wanted
 
     def _schedule_run(self, conn: Connection, w: _RunWork, now: datetime) -> tuple[int, int]:
         view = w.view
@@ -300,10 +311,11 @@ class Scheduler:
         slots = self.executor.slots_available()
         if slots <= 0:
             return 0
+        with read_snapshot(self.engine) as conn:
+            if not ti_repo.scheduled_to_queue(conn, limit=1):
+                return 0
         with transaction(self.engine) as conn:
             candidates = ti_repo.scheduled_to_queue(conn, limit=slots * 4)
-            if not candidates:
-                return 0
             dag_ids = {c.dag_id for c in candidates}
             active = ti_repo.count_active_by_dag(conn, dag_ids)
             hashes = dag_repo.get_hashes(conn, dag_ids)
