@@ -78,6 +78,7 @@ dag = Table(
     Column("next_dagrun_create_after", UTCDateTime, nullable=True),
     Column("last_parsed_at", UTCDateTime, nullable=True),
     Column("tags", JSON, nullable=True),
+    Index(None, "next_dagrun_create_after"),
 )
 
 dag_run = Table(
@@ -103,6 +104,7 @@ dag_run = Table(
     Column("updated_at", UTCDateTime, nullable=True),
     UniqueConstraint("dag_id", "run_id"),
     Index(None, "state", "dag_id"),
+    Index(None, "dag_id", "logical_date"),
 )
 
 trigger = Table(
@@ -257,4 +259,48 @@ pool = Table(
     Column("slots", Integer, nullable=False),
     Column("description", Text, nullable=True),
     Column("include_deferred", Boolean, nullable=False, default=False),
+)
+
+dag_file = Table(
+    "dag_file",
+    metadata,
+    Column("fileloc", Text, primary_key=True),
+    Column("mtime", Float, nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("content_hash", String(64), nullable=True),  # NULL: parse again next time
+    Column("dag_ids", JSON, nullable=False),  # the DAG ids this file defined at its last parse
+    Column("last_parsed_at", UTCDateTime, nullable=False),
+    Column("parse_duration", Float, nullable=True),
+)
+
+backfill = Table(
+    "backfill",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dag_id", String(250), ForeignKey("dag.dag_id", ondelete="CASCADE"), nullable=False),
+    Column("from_date", UTCDateTime, nullable=False),
+    Column("to_date", UTCDateTime, nullable=False),
+    Column("run_backwards", Boolean, nullable=False, default=False),
+    Column("dag_run_conf", JSON, nullable=True),
+    Column("reprocess_behavior", String(20), nullable=False),
+    Column("max_active_runs", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("completed_at", UTCDateTime, nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index(None, "completed_at"),
+)
+
+backfill_dag_run = Table(
+    "backfill_dag_run",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("backfill_id", Integer, ForeignKey("backfill.id", ondelete="CASCADE"), nullable=False),
+    Column("sort_ordinal", Integer, nullable=False),
+    Column("logical_date", UTCDateTime, nullable=False),
+    Column("data_interval_start", UTCDateTime, nullable=False),
+    Column("data_interval_end", UTCDateTime, nullable=False),
+    Column("run_after", UTCDateTime, nullable=False),
+    Column("dag_run_id", Integer, ForeignKey("dag_run.id", ondelete="SET NULL"), nullable=True),
+    Column("exception_reason", String(50), nullable=True),  # why no run was created
+    UniqueConstraint("backfill_id", "logical_date"),
 )
