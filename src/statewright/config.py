@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from statewright.core.errors import ConfigurationError
+
+N = TypeVar("N", int, float)
 
 
 def _int(env: Mapping[str, str], key: str, default: int) -> int:
@@ -41,6 +44,14 @@ def _bool(env: Mapping[str, str], key: str, default: bool) -> bool:
     raise ConfigurationError(f"{key}={raw!r} is not a boolean; use true or false.")
 
 
+def _positive(env: Mapping[str, str], key: str, read: Callable[..., N], default: N) -> N:
+    value = read(env, key, default)
+    if value <= 0:
+        raise ConfigurationError(f"{key}={env.get(key)!r} must be greater than 0; "
+                                 f"set it to e.g. {default}.")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -58,8 +69,25 @@ class Settings:
     load_examples: bool = False
     fernet_key: str | None = None
     triggerer_capacity: int = 1000
+    triggerer_health_threshold_seconds: float = 30.0
+    """A triggerer silent for this long is dead: other triggerers take over its triggers."""
+    triggerer_max_claims_per_loop: int = 1000
     api_host: str = "127.0.0.1"
     api_port: int = 8080
+    dag_file_processor_timeout: float = 30.0
+    """Seconds one DAG file may take to import before its process is killed."""
+    dag_processor_parallelism: int = 2
+    """DAG files imported at the same time, each in its own process."""
+    dag_processor_interval_seconds: float = 5.0
+    """How often the DAG processor looks for new, changed and deleted files."""
+    max_dagruns_to_create_per_loop: int = 1000
+    """DAGs whose scheduled run is due that one scheduler loop handles."""
+    default_pool_slots: int = 128
+    """Slots of ``default_pool`` when the scheduler has to create it."""
+    late_run_threshold_seconds: float = 60.0
+    """A run queued for longer than this is named Late."""
+    late_task_threshold_seconds: float = 60.0
+    """A task instance scheduled or queued for longer than this is named Late."""
     extra: dict[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **kwargs: object) -> Settings:
@@ -86,6 +114,23 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         load_examples=_bool(env, "STATEWRIGHT_LOAD_EXAMPLES", False),
         fernet_key=env.get("STATEWRIGHT_FERNET_KEY") or None,
         triggerer_capacity=_int(env, "STATEWRIGHT_TRIGGERER_CAPACITY", 1000),
+        triggerer_health_threshold_seconds=_positive(
+            env, "STATEWRIGHT_TRIGGERER_HEALTH_THRESHOLD_SECONDS", _float, 30.0),
+        triggerer_max_claims_per_loop=_positive(
+            env, "STATEWRIGHT_TRIGGERER_MAX_CLAIMS_PER_LOOP", _int, 1000),
         api_host=env.get("STATEWRIGHT_API_HOST") or "127.0.0.1",
         api_port=_int(env, "STATEWRIGHT_API_PORT", 8080),
+        dag_file_processor_timeout=_positive(
+            env, "STATEWRIGHT_DAG_FILE_PROCESSOR_TIMEOUT", _float, 30.0),
+        dag_processor_parallelism=_positive(
+            env, "STATEWRIGHT_DAG_PROCESSOR_PARALLELISM", _int, 2),
+        dag_processor_interval_seconds=_positive(
+            env, "STATEWRIGHT_DAG_PROCESSOR_INTERVAL_SECONDS", _float, 5.0),
+        max_dagruns_to_create_per_loop=_positive(
+            env, "STATEWRIGHT_MAX_DAGRUNS_TO_CREATE_PER_LOOP", _int, 1000),
+        default_pool_slots=_int(env, "STATEWRIGHT_DEFAULT_POOL_SLOTS", 128),
+        late_run_threshold_seconds=_positive(
+            env, "STATEWRIGHT_LATE_RUN_THRESHOLD_SECONDS", _float, 60.0),
+        late_task_threshold_seconds=_positive(
+            env, "STATEWRIGHT_LATE_TASK_THRESHOLD_SECONDS", _float, 60.0),
     )

@@ -44,6 +44,7 @@ def configure_logging(level: str = "INFO") -> None:
         datefmt="[%X]",
         handlers=[RichHandler(show_path=False, rich_tracebacks=False)],
     )
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 def start_thread(target: Any, name: str, *args: Any) -> threading.Thread:

@@ -344,7 +344,8 @@ def tasks_history(app: App, run_id: str, task_id: str, dag_id: str | None) -> No
 # -- services ----------------------------------------------------------------------------------
 
 
-def _run_services(app: App, *, with_processor: bool, with_api: bool = False) -> None:
+def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
+                  examples: bool = False, with_triggerer: bool = False) -> None:
     from statewright.services.dag_processor import DagProcessor
     from statewright.services.dag_view import DagViewCache
     from statewright.services.executors.local import LocalExecutor
@@ -355,6 +356,9 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False) -> 
     s = app.settings
     stop = threading.Event()
     views = DagViewCache()
+    from statewright.services.worker.deferral import install_cipher, load_cipher
+
+    install_cipher(load_cipher(s))  # the worker stores trigger kwargs encrypted: key needed
     executor = LocalExecutor(app.engine, parallelism=s.parallelism, logs_folder=s.logs_folder,
                              heartbeat_seconds=s.heartbeat_seconds, views=views)
     executor.start()
@@ -370,6 +374,12 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False) -> 
                             paused_at_creation=s.dags_are_paused_at_creation)
         proc.run_once()
         threads.append(start_thread(proc.run_forever, "dag-processor", stop))
+    if examples:
+        threads.append(_start_examples(app, stop))
+    if with_triggerer:
+        from statewright.cli.commands.triggers import start_triggerer_thread
+
+        threads.append(start_triggerer_thread(app, stop))
     threads.append(start_thread(scheduler.run_forever, "scheduler", stop))
 
     def _stop(*_: Any) -> None:
@@ -395,12 +405,43 @@ def scheduler(app: App) -> None:
     _run_services(app, with_processor=False)
 
 
+def _start_examples(app: App, stop: threading.Event) -> threading.Thread:
+    """Load the bundled example DAGs and give each one a first run."""
+    from statewright.core.clock import utcnow
+    from statewright.db.engine import transaction
+    from statewright.db.repositories import runs as run_repo
+    from statewright.services.dag_processor import DagProcessor
+    from statewright.services.dag_runs import trigger_dag
+
+    proc = DagProcessor(app.engine, app.example_dags_folder())
+    proc.run_once()
+    example_ids = _example_ids(app)
+    with transaction(app.engine) as conn:
+        for dag_id in example_ids:
+            if not run_repo.list_runs(conn, dag_id, 1):
+                trigger_dag(conn, dag_id, now=utcnow(), actor=Actor.USER)
+                console.print(f"example DAG [bold]{dag_id}[/]: first run triggered")
+    return start_thread(proc.run_forever, "example-dag-processor", stop)
+
+
+def _example_ids(app: App) -> list[str]:
+    from statewright.db.repositories import dags as dag_repo
+
+    prefix = str(app.example_dags_folder())
+    with app.engine.connect() as conn:
+        return [d.dag_id for d in dag_repo.list_dags(conn)
+                if (d.fileloc or "").startswith(prefix)]
+
+
 @cli.command()
+@click.option("--examples/--no-examples", default=False,
+              help="Load the bundled example DAGs and run each once.")
 @click.pass_obj
 @friendly
-def standalone(app: App) -> None:
-    """Run everything on this machine: DAG processor, scheduler and executor (SQLite default)."""
-    _run_services(app, with_processor=True, with_api=True)
+def standalone(app: App, examples: bool) -> None:
+    """Run everything on this machine: DAG processor, scheduler, executor and triggerer."""
+    _run_services(app, with_processor=True, with_api=True, examples=examples,
+                  with_triggerer=True)
 
 
 @cli.group()

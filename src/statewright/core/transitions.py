@@ -98,6 +98,8 @@ _EXTRA_TI: list[Edge[TaskInstanceState]] = [
     _ti(_T.SHUTDOWN, _T.UP_FOR_RETRY, "the try was shut down by the infrastructure, retries left"),
     _ti(_T.SHUTDOWN, _T.SCHEDULED, "a worker shut down gracefully before the try began"),
     _ti(_T.REMOVED, _T.NONE, "the task is back in the DAG"),
+    _ti(_T.DEFERRED, _T.SUCCESS, "the trigger ended the task itself (end_from_trigger)",
+        frozenset({Actor.TRIGGERER})),
     # Clearing unfinished task instances puts them back to none (Airflow's clear).
     *[
         _ti(s, _T.NONE, "cleared by a user", PEOPLE)
@@ -122,6 +124,11 @@ _EXTRA_TI: list[Edge[TaskInstanceState]] = [
     ],
     # A zombie (no heartbeat from its worker) or a worker that died under it.
     _ti(_T.QUEUED, _T.SHUTDOWN, "cancel requested while queued"),
+    # People's run controls (services/controls).
+    _ti(_T.RUNNING, _T.SHUTDOWN, "a user cancelled the run: the try is being killed", PEOPLE),
+    _ti(_T.RESTARTING, _T.NONE, "cleared with no try running: re-evaluated at once", PEOPLE),
+    _ti(_T.QUEUED, _T.SCHEDULED, "run paused before the try started: back to the scheduler",
+        PEOPLE),
 ]
 
 

@@ -304,3 +304,40 @@ backfill_dag_run = Table(
     Column("exception_reason", String(50), nullable=True),  # why no run was created
     UniqueConstraint("backfill_id", "logical_date"),
 )
+
+# Results of tasks with a ``cache_key_fn`` (Prefect's Cached), keyed by task and cache key.
+task_cache = Table(
+    "task_cache",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dag_id", String(250), nullable=False),
+    Column("task_id", String(250), nullable=False),
+    Column("cache_key", String(500), nullable=False),
+    Column("value", JSON, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),  # NULL: never expires
+    Column("run_id", String(250), nullable=True),  # the run whose try stored it
+    Column("try_number", Integer, nullable=True),
+    UniqueConstraint("dag_id", "task_id", "cache_key"),
+)
+
+# Outbox of DAG-level callbacks: written with the run's final transition, run by an executor.
+dag_callback = Table(
+    "dag_callback",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dag_run_id", Integer, ForeignKey("dag_run.id", ondelete="CASCADE"), nullable=False),
+    Column("dag_id", String(250), nullable=False),
+    Column("run_id", String(250), nullable=False),
+    Column("kind", String(30), nullable=False),  # on_success_callback | on_failure_callback
+    Column("run_state", String(20), nullable=False),  # the state the run reached
+    Column("reason", Text, nullable=True),
+    Column("status", String(20), nullable=False),  # pending | running | done | failed
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("claimed_at", UTCDateTime, nullable=True),
+    Column("claimed_by", String(250), nullable=True),
+    Column("finished_at", UTCDateTime, nullable=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("error", Text, nullable=True),
+    Index(None, "status", "created_at"),
+)

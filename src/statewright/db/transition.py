@@ -37,6 +37,7 @@ from statewright.core.states import (
     default_ti_name,
 )
 from statewright.core.transitions import Actor, dag_run_edge, task_instance_edge
+from statewright.db.bulk import chunks, insert_many
 from statewright.db.engine import after_commit
 from statewright.db.tables import dag_run, state_transition, task_instance
 
@@ -238,6 +239,108 @@ def create_task_instances(
         ],
     )
     return [pk for pk, _ in created]
+
+
+@dataclass(frozen=True)
+class NewDagRun:
+    """One run for ``create_dag_runs``: its columns and the rows of its task instances."""
+
+    dag_id: str
+    run_id: str
+    run_type: str
+    task_rows: Sequence[Mapping[str, Any]]
+    logical_date: datetime | None = None
+    data_interval_start: datetime | None = None
+    data_interval_end: datetime | None = None
+    run_after: datetime | None = None
+    conf: Mapping[str, Any] | None = None
+    triggered_by: str | None = None
+
+
+def create_dag_runs(
+    conn: Connection, runs: Sequence[NewDagRun], *, actor: Actor, now: datetime
+) -> list[int]:
+    """Insert many runs in ``queued`` and their task instances in ``none``, in a few statements.
+
+    The same rows, history and events as ``create_dag_run`` + ``create_task_instances`` for each
+    run; returns the runs' keys in the order given. The caller makes sure no run id exists yet.
+    """
+    if not runs:
+        return []
+    run_name = default_run_name(RUN.QUEUED).value
+    ti_name = default_ti_name(TI.NONE).value
+    insert_many(
+        conn, dag_run,
+        ("dag_id", "run_id", "run_type", "logical_date", "data_interval_start",
+         "data_interval_end", "run_after", "conf", "triggered_by"),
+        [(r.dag_id, r.run_id, r.run_type, r.logical_date, r.data_interval_start,
+          r.data_interval_end, r.run_after or now, dict(r.conf or {}),
+          r.triggered_by or actor.value) for r in runs],
+        {"state": RUN.QUEUED.value, "state_name": run_name, "queued_at": now,
+         "updated_at": now, "clear_number": 0},
+    )
+    position = {(r.dag_id, r.run_id): i for i, r in enumerate(runs)}
+    found: dict[int, int] = {}
+    for chunk in chunks(list(position), 400):
+        for pk, dag_id, run_id in conn.execute(
+            select(dag_run.c.id, dag_run.c.dag_id, dag_run.c.run_id).where(
+                tuple_(dag_run.c.dag_id, dag_run.c.run_id).in_(chunk))
+        ).all():
+            found[position[(dag_id, run_id)]] = pk
+    run_pks = [found[i] for i in range(len(runs))]
+
+    keys = list(dict.fromkeys(k for r in runs for row in r.task_rows for k in row))
+    shaped: dict[int, list[tuple[Any, ...]]] = {}
+    ti_rows: list[tuple[Any, ...]] = []
+    for pk, r in zip(run_pks, runs, strict=True):
+        rows = shaped.get(id(r.task_rows))
+        if rows is None:
+            rows = shaped[id(r.task_rows)] = [
+                tuple(row.get(k, _TI_DEFAULTS.get(k)) for k in keys) for row in r.task_rows]
+        ti_rows += [(pk, r.dag_id, r.run_id, *row) for row in rows]
+    insert_many(
+        conn, task_instance, ("dag_run_id", "dag_id", "run_id", *keys), ti_rows,
+        {**{k: v for k, v in _TI_DEFAULTS.items() if k not in keys},
+         "state": TI.NONE.value, "state_name": ti_name, "updated_at": now},
+    )
+
+    insert_many(
+        conn, state_transition, ("entity_id", "dag_id", "run_id"),
+        [(pk, r.dag_id, r.run_id) for pk, r in zip(run_pks, runs, strict=True)],
+        {"entity": ENTITY_RUN, "to_state": RUN.QUEUED.value, "name": run_name,
+         "actor": actor.value, "at": now},
+    )
+    events = [
+        TransitionEvent(ENTITY_RUN, pk, r.dag_id, r.run_id, None, None, RUN.QUEUED.value,
+                        run_name, None, actor.value, now)
+        for pk, r in zip(run_pks, runs, strict=True)
+    ]
+    by_pk = {pk: r for pk, r in zip(run_pks, runs, strict=True)}
+    c = task_instance.c
+    for chunk in chunks(run_pks, 400):
+        conn.execute(insert(state_transition).from_select(
+            ["entity", "entity_id", "dag_id", "run_id", "task_id", "to_state", "name",
+             "actor", "try_number", "at"],
+            select(literal(ENTITY_TI), c.id, c.dag_id, c.run_id, c.task_id,
+                   literal(TI.NONE.value), literal(ti_name), literal(actor.value), literal(0),
+                   literal(now, state_transition.c.at.type))
+            .where(c.dag_run_id.in_(chunk)).order_by(c.id),
+        ))
+        for pk, run_pk, task_id in conn.execute(
+            select(c.id, c.dag_run_id, c.task_id).where(c.dag_run_id.in_(chunk)).order_by(c.id)
+        ).all():
+            r = by_pk[run_pk]
+            events.append(TransitionEvent(ENTITY_TI, pk, r.dag_id, r.run_id, task_id, None,
+                                          TI.NONE.value, ti_name, 0, actor.value, now))
+    after_commit(conn, lambda: _dispatch(events))
+    return run_pks
+
+
+_TI_DEFAULTS: dict[str, Any] = {
+    "map_index": -1, "try_number": 0, "max_tries": 0, "priority_weight": 1,
+    "pool": "default_pool", "pool_slots": 1, "queue": "default", "operator": None,
+    "poke_count": 0,
+}
 
 
 # -- task instances ---------------------------------------------------------------------------
@@ -471,3 +574,59 @@ def rename_dag_runs(
     ]
     _emit(conn, events, message)
     return [r.id for r in rows]
+
+
+def note_task_instances(
+    conn: Connection,
+    notes: Iterable[tuple[int, str]],
+    *,
+    actor: Actor,
+    now: datetime,
+) -> int:
+    """Append a history row that changes nothing to each task instance: ``(id, message)``.
+
+    The row repeats the current state and name (from = to), so the history tells what happened
+    beside the state machine: a hook that raised, a decision that lost a race. No state changes.
+    """
+    wanted = dict(notes)
+    if not wanted:
+        return 0
+    c = task_instance.c
+    rows = conn.execute(
+        select(c.id, c.dag_id, c.run_id, c.task_id, c.state, c.state_name, c.try_number)
+        .where(c.id.in_(list(wanted)))
+    ).all()
+    if rows:
+        conn.execute(insert(state_transition), [
+            {"entity": ENTITY_TI, "entity_id": r.id, "dag_id": r.dag_id, "run_id": r.run_id,
+             "task_id": r.task_id, "from_state": r.state, "to_state": r.state,
+             "name": r.state_name, "message": wanted[r.id], "actor": actor.value,
+             "try_number": r.try_number, "at": now}
+            for r in rows
+        ])
+    return len(rows)
+
+
+def note_dag_runs(
+    conn: Connection,
+    notes: Iterable[tuple[int, str]],
+    *,
+    actor: Actor,
+    now: datetime,
+) -> int:
+    """Like ``note_task_instances``, for DAG runs (e.g. a DAG-level callback that raised)."""
+    wanted = dict(notes)
+    if not wanted:
+        return 0
+    c = dag_run.c
+    rows = conn.execute(
+        select(c.id, c.dag_id, c.run_id, c.state, c.state_name).where(c.id.in_(list(wanted)))
+    ).all()
+    if rows:
+        conn.execute(insert(state_transition), [
+            {"entity": ENTITY_RUN, "entity_id": r.id, "dag_id": r.dag_id, "run_id": r.run_id,
+             "task_id": None, "from_state": r.state, "to_state": r.state, "name": r.state_name,
+             "message": wanted[r.id], "actor": actor.value, "try_number": None, "at": now}
+            for r in rows
+        ])
+    return len(rows)

@@ -12,7 +12,7 @@ import inspect
 import itertools
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from statewright.core.errors import DagDefinitionError
 from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
@@ -24,6 +24,7 @@ from statewright.sdk._validation import (
     unknown_arguments_message,
     validate_id,
 )
+from statewright.sdk.hooks import check_cache_args, to_state_hooks
 from statewright.sdk.xcom_arg import XComArg, iter_xcom_args
 
 if TYPE_CHECKING:
@@ -137,6 +138,10 @@ class BaseOperator(DependencyMixin, abc.ABC):
         on_failure_callback: Any = None,
         on_retry_callback: Any = None,
         on_skipped_callback: Any = None,
+        on_state: Any = None,
+        on_state_change: Any = None,
+        cache_key_fn: Any = None,
+        cache_expiration: timedelta | float | None = None,
         **kwargs: Any,
     ) -> None:
         self.task_id = validate_id(task_id, "task_id")
@@ -207,6 +212,12 @@ class BaseOperator(DependencyMixin, abc.ABC):
         self.on_skipped_callback = to_callback_list(
             on_skipped_callback, f"{where}: on_skipped_callback"
         )
+        # Prefect-style state hooks and result caching (statewright.sdk.hooks).
+        self.on_state = to_state_hooks(on_state, f"{where}: on_state")
+        self.on_state_change = to_callback_list(on_state_change, f"{where}: on_state_change")
+        self.cache_key_fn, self.cache_expiration = check_cache_args(
+            cache_key_fn, cache_expiration, where
+        )
         self.upstream_task_ids: set[str] = set()
         self.downstream_task_ids: set[str] = set()
 
@@ -227,6 +238,43 @@ class BaseOperator(DependencyMixin, abc.ABC):
 
     def on_kill(self) -> None:
         """Called when the try is stopped (its execution_timeout passed); release what it holds."""
+
+    # -- deferral -----------------------------------------------------------------------------
+
+    def defer(
+        self,
+        *,
+        trigger: Any,
+        method_name: str,
+        kwargs: dict[str, Any] | None = None,
+        timeout: timedelta | float | None = None,
+    ) -> NoReturn:
+        """Free the worker until ``trigger`` fires; then ``method_name(context, event=...,
+        **kwargs)`` runs in the same try. ``timeout`` bounds the wait (the try then fails)."""
+        from statewright.sdk.exceptions import TaskDeferred
+
+        if method_name != "__fail__" and not callable(getattr(self, method_name, None)):
+            raise AttributeError(
+                f"task {self.task_id!r}: defer(method_name={method_name!r}) names no method of "
+                f"{type(self).__name__}; pass the name of the method to resume in"
+            )
+        raise TaskDeferred(trigger=trigger, method_name=method_name, kwargs=kwargs,
+                           timeout=timeout)
+
+    def resume_execution(
+        self, next_method: str, next_kwargs: dict[str, Any] | None, context: Any
+    ) -> Any:
+        """Continue a deferred try: call ``next_method``; ``__fail__`` fails the try."""
+        from statewright.sdk.exceptions import TaskDeferralError, TaskDeferralTimeout
+
+        kwargs = dict(next_kwargs or {})
+        if next_method == "__fail__":
+            error = str(kwargs.get("error") or "the trigger failed")
+            cls = TaskDeferralTimeout if kwargs.get("reason") == "timeout" else TaskDeferralError
+            exc = cls(error)
+            exc.trigger_traceback = kwargs.get("traceback")  # type: ignore[attr-defined]
+            raise exc
+        return getattr(self, next_method)(context, **kwargs)
 
     # -- attributes ---------------------------------------------------------------------------
 

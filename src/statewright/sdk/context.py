@@ -51,6 +51,9 @@ class RuntimeTaskInstance:
     map_index: int = -1
     xcoms: dict[str, Any] = field(default_factory=dict, repr=False)
     skipped_task_ids: list[str] = field(default_factory=list)
+    # A sensor in reschedule mode: when this try first poked, and how often it has poked.
+    first_poke_at: datetime | None = None
+    poke_count: int = 0
 
     @property
     def task_id(self) -> str:

@@ -20,10 +20,16 @@ from typing import Any
 
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.context import Context, build_context, current_context
-from statewright.sdk.exceptions import FailTask, SkipTask, TaskTimeout
+from statewright.sdk.exceptions import (
+    FailTask,
+    RescheduleTask,
+    SkipTask,
+    TaskDeferred,
+    TaskTimeout,
+)
 from statewright.sdk.xcom_arg import has_references, resolve_references
 
-__all__ = ["OutcomeKind", "TaskOutcome", "build_context", "execute_task"]
+__all__ = ["OutcomeKind", "TaskOutcome", "build_context", "execute_task", "resume_task"]
 
 log = logging.getLogger("statewright.task")
 _MAX_ERROR_CHARS = 2000
@@ -37,6 +43,8 @@ class OutcomeKind:
     FAILED = "failed"  # may be retried
     FAIL_NO_RETRY = "fail_no_retry"
     TIMED_OUT = "timed_out"  # execution_timeout passed; may be retried
+    DEFERRED = "deferred"  # waits on a trigger; ``extra["deferral"]`` says which
+    UP_FOR_RESCHEDULE = "up_for_reschedule"  # a sensor pokes again later; ``extra["reschedule"]``
 
 
 @dataclass
@@ -52,6 +60,9 @@ class TaskOutcome:
     error: str | None = None
     traceback: str | None = None
     message: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+    """The exception that ended the try (for failure hooks); never sent to the worker."""
 
 
 def execute_task(task: BaseOperator, context: Context) -> TaskOutcome:
@@ -59,12 +70,43 @@ def execute_task(task: BaseOperator, context: Context) -> TaskOutcome:
 
     KeyboardInterrupt and SystemExit propagate; every other exception becomes an outcome.
     """
+    return _run(task, context, lambda: task.execute(context))
+
+
+def resume_task(
+    task: BaseOperator, context: Context, next_method: str, next_kwargs: Any
+) -> TaskOutcome:
+    """Continue a deferred try in ``next_method`` with the stored kwargs (and the event).
+
+    ``__fail__`` fails the try with the error the triggerer recorded (a trigger timeout or a
+    trigger failure); the try may be retried as any failure.
+    """
+    from statewright.sdk import serde
+
+    try:
+        kwargs = {str(k): serde.deserialize(v, path=f"next_kwargs[{k!r}]")
+                  for k, v in dict(next_kwargs or {}).items()}
+    except Exception as exc:
+        return _failure(OutcomeKind.FAILED, exc)
+    return _run(task, context, lambda: task.resume_execution(next_method, kwargs, context))
+
+
+def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti = context["ti"]
     ti.skipped_task_ids.clear()
     try:
         with current_context(context), _resolved_inputs(task, context), _timeout(task):
-            value = task.execute(context)
+            value = call()
         return _success(task, ti, value)
+    except TaskDeferred as exc:
+        log.info("Task %s deferred to %s (resumes in %s)", task.task_id, exc.classpath,
+                 exc.method_name)
+        return _deferred(exc)
+    except RescheduleTask as exc:
+        log.info("Task %s rescheduled to %s", task.task_id, exc.reschedule_date.isoformat())
+        return TaskOutcome(kind=OutcomeKind.UP_FOR_RESCHEDULE, extra={"reschedule": {
+            "reschedule_date": exc.reschedule_date, "first_poke_at": exc.first_poke_at,
+            "poke_count": exc.poke_count}})
     except SkipTask as exc:
         reason = _one_line(str(exc)) or None
         log.info("Task %s skipped%s", task.task_id, f": {reason}" if reason else "")
@@ -80,7 +122,22 @@ def execute_task(task: BaseOperator, context: Context) -> TaskOutcome:
         return outcome
     except Exception as exc:
         log.exception("Task %s failed", task.task_id)
-        return _failure(OutcomeKind.FAILED, exc)
+        outcome = _failure(OutcomeKind.FAILED, exc)
+        trigger_traceback = getattr(exc, "trigger_traceback", None)
+        if trigger_traceback:
+            outcome.traceback = (f"{outcome.traceback}\nThe trigger's traceback:\n"
+                                 f"{trigger_traceback}")
+        return outcome
+
+
+def _deferred(exc: TaskDeferred) -> TaskOutcome:
+    return TaskOutcome(kind=OutcomeKind.DEFERRED, extra={"deferral": {
+        "classpath": exc.classpath,
+        "trigger_kwargs": exc.trigger_kwargs,
+        "method_name": exc.method_name,
+        "kwargs": exc.kwargs,
+        "timeout": exc.timeout.total_seconds() if exc.timeout is not None else None,
+    }})
 
 
 def _success(task: BaseOperator, ti: Any, value: Any) -> TaskOutcome:
@@ -148,6 +205,7 @@ def _failure(kind: str, exc: BaseException) -> TaskOutcome:
         kind=kind,
         error=f"{name}: {text}" if text else name,
         traceback="".join(traceback.format_exception(exc)),
+        exception=exc,
     )
 
 

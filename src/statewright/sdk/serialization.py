@@ -75,6 +75,7 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
             "on_failure": bool(task.on_failure_callback),
             "on_retry": bool(task.on_retry_callback),
             "on_skipped": bool(task.on_skipped_callback),
+            "on_state": bool(task.on_state or task.on_state_change),
         },
     }
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -57,6 +58,40 @@ def create_run(
     door.create_task_instances(conn, dag_run_id=run_pk, dag_id=view.dag_id, run_id=run_id,
                                rows=view.task_rows(), actor=actor, now=now)
     return run_pk
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A run for ``create_runs``."""
+
+    view: DagView
+    run_id: str
+    run_type: str
+    logical_date: datetime | None = None
+    data_interval: tuple[datetime, datetime] | None = None
+    run_after: datetime | None = None
+    conf: Mapping[str, Any] | None = None
+    triggered_by: str | None = None
+    task_rows: Sequence[Mapping[str, Any]] | None = None
+
+
+def create_runs(conn: Connection, specs: Sequence[RunSpec], *, now: datetime,
+                actor: Actor) -> list[int]:
+    """Insert many queued runs and their task instances at once (scheduled runs, backfills).
+
+    The caller has checked that no run id exists yet (``create_run`` checks one by one).
+    Returns the runs' keys in the order given.
+    """
+    return door.create_dag_runs(conn, [
+        door.NewDagRun(
+            dag_id=s.view.dag_id, run_id=s.run_id, run_type=s.run_type,
+            task_rows=s.task_rows if s.task_rows is not None else s.view.task_rows(),
+            logical_date=s.logical_date,
+            data_interval_start=s.data_interval[0] if s.data_interval else None,
+            data_interval_end=s.data_interval[1] if s.data_interval else None,
+            run_after=s.run_after, conf=s.conf, triggered_by=s.triggered_by)
+        for s in specs
+    ], actor=actor, now=now)
 
 
 def trigger_dag(

@@ -3,6 +3,7 @@ decisions and the one state door, on a temporary SQLite database unless given an
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -26,6 +27,9 @@ from statewright.services.dag_runs import create_run
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.executors.inprocess import InProcessExecutor
 from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
+from statewright.services.triggerer.inprocess import run_deferred_triggers
+from statewright.services.worker.dag_callbacks import run_pending_in_process
+from statewright.services.worker.deferral import dag_test_cipher
 from statewright.services.worker.outcome import TryResult
 from statewright.services.worker.workload import Workload
 
@@ -80,7 +84,9 @@ def run_dag_test(
             tmp = tempfile.TemporaryDirectory(prefix="statewright-test-")
             database_url = f"sqlite:///{Path(tmp.name) / 'dag_test.db'}"
         engine = make_engine(database_url)
+    keys = contextlib.ExitStack()
     try:
+        keys.enter_context(dag_test_cipher(temporary=tmp is not None))
         migrate(engine)
         serialized = dag.serialize()
         now = clock()
@@ -105,13 +111,21 @@ def run_dag_test(
             if stats.did_work:
                 continue
             wait = _seconds_until_due(engine, run_pk, clock())
+            # Deferred tasks: run their triggers here, until one fires or something is due.
+            budget = max(0.0, deadline - time.monotonic())
+            if run_deferred_triggers(engine, run_pk, clock=clock,
+                                     max_wait=budget if wait is None else min(wait, budget)):
+                continue
             if wait is None or time.monotonic() + wait > deadline:
                 raise RuntimeError(
                     f"dag.test: run {run.run_id} of {dag.dag_id} cannot make progress "
                     f"(state {run.state}); see its task instances' states")
             sleep(wait)
+        # The DAG's on_success / on_failure callback, queued when the run ended: run it here.
+        run_pending_in_process(engine, {dag.dag_id: dag}, clock=clock)
         return _result(engine, run_pk, str(engine.url))
     finally:
+        keys.close()
         if tmp is not None:
             engine.dispose()
             tmp.cleanup()

@@ -116,6 +116,7 @@ def test_serialize_shape_and_values():
             "on_failure": True,
             "on_retry": True,
             "on_skipped": False,
+            "on_state": False,
         },
     }
     load = data["tasks"][2]

@@ -1,9 +1,163 @@
-"""CLI commands: triggers."""
+"""CLI commands: the triggerer service and the triggers deferred tasks wait on."""
 
 from __future__ import annotations
 
+import json
+import signal
+import threading
+from datetime import datetime
+from typing import Any
+
 import click
+
+from statewright.core.clock import utcnow
+
+
+def build_triggerer(app: Any, capacity: int | None = None) -> Any:
+    """A ``TriggererJob`` from the settings; a missing or wrong Fernet key is an error here."""
+    from statewright.services.triggerer import TriggererConfig, TriggererJob
+    from statewright.services.worker.deferral import install_cipher, load_cipher
+
+    s = app.settings
+    cipher = load_cipher(s)
+    install_cipher(cipher)
+    config = TriggererConfig(
+        capacity=capacity or s.triggerer_capacity,
+        heartbeat_seconds=s.heartbeat_seconds,
+        health_threshold_seconds=s.triggerer_health_threshold_seconds,
+        max_claims_per_loop=s.triggerer_max_claims_per_loop,
+    )
+    job = TriggererJob(app.engine, cipher=cipher, config=config)
+    job.start()
+    return job
+
+
+def start_triggerer_thread(app: Any, stop: threading.Event) -> threading.Thread:
+    """Start the triggerer in a thread of this process (``statewright standalone``)."""
+    job = build_triggerer(app)
+    thread = threading.Thread(target=job.run_forever, args=(stop,), name="triggerer",
+                              daemon=True)
+    thread.start()
+    return thread
+
+
+def _age(since: datetime | None, now: datetime) -> str:
+    if since is None:
+        return ""
+    seconds = int((now - since).total_seconds())
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+
+
+def _triggerer_label(row: Any, now: datetime, threshold: float) -> str:
+    if row.triggerer_id is None:
+        return "unassigned"
+    if row.triggerer_heartbeat is None:
+        return f"{row.triggerer_id} (no such job)"
+    age = (now - row.triggerer_heartbeat).total_seconds()
+    alive = row.triggerer_status == "running" and age <= threshold
+    state = "alive" if alive else f"dead: last heartbeat {_age(row.triggerer_heartbeat, now)} ago"
+    return f"{row.triggerer_id}@{row.triggerer_hostname} ({state})"
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level group."""
+    from statewright.cli.main import console, friendly
+
+    @cli.command("triggerer")
+    @click.option("--capacity", type=int, help="Most triggers run at once "
+                  "(default STATEWRIGHT_TRIGGERER_CAPACITY, 1000).")
+    @click.pass_obj
+    @friendly
+    def triggerer(app: Any, capacity: int | None) -> None:
+        """Run the triggerer: the event loop where deferred tasks' triggers run."""
+        from statewright.cli.app import configure_logging
+
+        configure_logging()
+        app.ensure_schema()
+        stop = threading.Event()
+        job = build_triggerer(app, capacity)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        console.print(f"triggerer {job.job_id} running (capacity {job.config.capacity}); "
+                      f"database {app.engine.url.render_as_string()}. Ctrl-C stops.")
+        job.run_forever(stop)
+
+    @cli.group("triggers")
+    def triggers() -> None:
+        """Triggers that deferred task instances wait on."""
+
+    @triggers.command("list")
+    @click.option("--limit", default=100, show_default=True)
+    @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+    @click.pass_obj
+    @friendly
+    def triggers_list(app: Any, limit: int, output: str) -> None:
+        """Each trigger: the task instance waiting on it, its triggerer, age and timeout."""
+        from rich.table import Table
+
+        from statewright.db.repositories import triggers as trigger_repo
+
+        app.ensure_schema()
+        with app.engine.connect() as conn:
+            rows = trigger_repo.list_with_task_instances(conn, limit)
+        now = utcnow()
+        threshold = app.settings.triggerer_health_threshold_seconds
+        if output == "json":
+            click.echo(json.dumps([{
+                "trigger_id": r.id, "classpath": r.classpath, "dag_id": r.dag_id,
+                "task_id": r.task_id, "run_id": r.run_id, "state": r.state,
+                "try_number": r.try_number, "triggerer_id": r.triggerer_id,
+                "triggerer": _triggerer_label(r, now, threshold),
+                "created_date": r.created_date.isoformat(),
+                "age_seconds": (now - r.created_date).total_seconds(),
+                "trigger_timeout": r.trigger_timeout.isoformat() if r.trigger_timeout else None,
+            } for r in rows]))
+            return
+        if not rows:
+            console.print("no triggers: no task instance is deferred")
+            return
+        table = Table("id", "dag / task / run", "try", "classpath", "triggerer", "age",
+                      "timeout")
+        for r in rows:
+            waiting = (f"{r.dag_id} / {r.task_id} / {r.run_id}" if r.task_id
+                       else "(none: orphaned)")
+            timeout = ""
+            if r.trigger_timeout is not None:
+                left = (r.trigger_timeout - now).total_seconds()
+                timeout = (f"in {_age(now, r.trigger_timeout)}" if left > 0
+                           else f"PASSED {_age(r.trigger_timeout, now)} ago")
+            table.add_row(str(r.id), waiting, str(r.try_number or ""),
+                          r.classpath.rsplit(".", 1)[-1], _triggerer_label(r, now, threshold),
+                          _age(r.created_date, now), timeout)
+        console.print(table)
+
+    @triggers.command("triggerers")
+    @click.pass_obj
+    @friendly
+    def triggers_triggerers(app: Any) -> None:
+        """Triggerer jobs: host, pid, heartbeat age, load and capacity."""
+        from rich.table import Table
+
+        from statewright.db.repositories import jobs as job_repo
+        from statewright.db.repositories import triggers as trigger_repo
+
+        app.ensure_schema()
+        with app.engine.connect() as conn:
+            jobs = job_repo.list_jobs(conn, trigger_repo.TRIGGERER_JOB)
+            load = trigger_repo.count_by_triggerer(conn)
+        now = utcnow()
+        threshold = app.settings.triggerer_health_threshold_seconds
+        table = Table("id", "host", "pid", "status", "heartbeat", "load", "capacity")
+        for j in jobs:
+            age = (now - j.latest_heartbeat).total_seconds()
+            status = j.status if j.status != "running" or age <= threshold else "dead"
+            table.add_row(str(j.id), j.hostname or "", str(j.pid or ""), status,
+                          f"{_age(j.latest_heartbeat, now)} ago", str(load.get(j.id, 0)),
+                          str(j.capacity or ""))
+        console.print(table)
+        if load.get(None):
+            console.print(f"{load[None]} trigger(s) not claimed by any triggerer")

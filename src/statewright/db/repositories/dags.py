@@ -114,3 +114,80 @@ def set_next_dagrun(conn: Connection, dag_id: str, values: Mapping[str, Any]) ->
     conn.execute(update(dag).where(dag.c.dag_id == dag_id).values(**values))
 
 
+
+
+# -- syncing from the DAG processor -----------------------------------------------------------
+
+
+def sync_states(conn: Connection, dag_ids: Iterable[str]) -> dict[str, Any]:
+    """dag_id → (dag_hash, is_active, fileloc, timetable) of the DAGs that exist."""
+    ids = list(set(dag_ids))
+    out: dict[str, Any] = {}
+    for start in range(0, len(ids), 400):
+        rows = conn.execute(
+            select(dag.c.dag_id, dag.c.dag_hash, dag.c.is_active, dag.c.fileloc, dag.c.timetable)
+            .where(dag.c.dag_id.in_(ids[start:start + 400]))
+        ).all()
+        out.update({r.dag_id: r for r in rows})
+    return out
+
+
+def active_by_file(conn: Connection, folder_prefix: str) -> dict[str, set[str]]:
+    """fileloc → ids of the active DAGs defined in files below ``folder_prefix``."""
+    out: dict[str, set[str]] = {}
+    for dag_id, fileloc in conn.execute(
+        select(dag.c.dag_id, dag.c.fileloc).where(
+            dag.c.is_active.is_(True), dag.c.fileloc.startswith(folder_prefix, autoescape=True))
+    ).all():
+        out.setdefault(fileloc, set()).add(dag_id)
+    return out
+
+
+def insert_synced(conn: Connection, serialized: Mapping[str, Any], *, now: datetime,
+                  paused: bool, values: Mapping[str, Any]) -> None:
+    """A DAG seen for the first time (``values``: timetable, summary, next_dagrun*)."""
+    conn.execute(dag.insert().values(
+        dag_id=serialized["dag_id"], is_paused=paused, **_synced_values(serialized, now),
+        **values))
+
+
+def update_synced(conn: Connection, serialized: Mapping[str, Any], *, now: datetime,
+                  values: Mapping[str, Any]) -> None:
+    """A DAG whose structure or schedule changed, or that is active again."""
+    conn.execute(update(dag).where(dag.c.dag_id == serialized["dag_id"])
+                 .values(**_synced_values(serialized, now), **values))
+
+
+def touch_parsed(conn: Connection, dag_ids: Iterable[str], now: datetime) -> None:
+    ids = list(dag_ids)
+    for start in range(0, len(ids), 400):
+        conn.execute(update(dag).where(dag.c.dag_id.in_(ids[start:start + 400]))
+                     .values(last_parsed_at=now))
+
+
+def deactivate(conn: Connection, dag_ids: Iterable[str]) -> list[str]:
+    ids = sorted(set(dag_ids))
+    if ids:
+        conn.execute(update(dag).where(dag.c.dag_id.in_(ids)).values(is_active=False))
+    return ids
+
+
+def _synced_values(serialized: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    return {
+        "fileloc": serialized.get("fileloc"),
+        "description": serialized.get("description"),
+        "serialized": dict(serialized),
+        "dag_hash": dag_hash(serialized),
+        "max_active_runs": int(serialized.get("max_active_runs", 16)),
+        "max_active_tasks": int(serialized.get("max_active_tasks", 16)),
+        "fail_stop": bool(serialized.get("fail_stop", False)),
+        "tags": list(serialized.get("tags") or []),
+        "last_parsed_at": now,
+        "is_active": True,
+    }
+
+
+def active_in_file(conn: Connection, fileloc: str) -> set[str]:
+    return set(conn.execute(
+        select(dag.c.dag_id).where(dag.c.is_active.is_(True), dag.c.fileloc == fileloc)
+    ).scalars())

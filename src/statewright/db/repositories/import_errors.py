@@ -27,3 +27,10 @@ def clear(conn: Connection, filenames: Iterable[str]) -> None:
 
 def list_all(conn: Connection) -> list[Any]:
     return list(conn.execute(select(import_error).order_by(import_error.c.filename)).all())
+
+
+def filenames_under(conn: Connection, folder_prefix: str) -> list[str]:
+    return list(conn.execute(
+        select(import_error.c.filename)
+        .where(import_error.c.filename.startswith(folder_prefix, autoescape=True))
+    ).scalars())

@@ -69,7 +69,8 @@ def workloads(conn: Connection, ids: Sequence[int]) -> list[Any]:
         return []
     return list(conn.execute(
         select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
-               ti.max_tries, ti.next_method, ti.next_kwargs, ti.state,
+               ti.max_tries, ti.next_method, ti.next_kwargs, ti.state, ti.first_poke_at,
+               ti.poke_count,
                dag_run.c.logical_date, dag_run.c.data_interval_start,
                dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type)
         .join(dag_run, dag_run.c.id == ti.dag_run_id)
@@ -101,8 +102,22 @@ def set_worker_fields(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
 def zombies(conn: Connection, older_than: datetime) -> list[Any]:
     return list(conn.execute(
         select(ti.id, ti.try_number, ti.max_tries, ti.dag_id, ti.task_id, ti.dag_run_id,
-               ti.start_date)
+               ti.start_date, ti.pid)
         .where(ti.state == TI.RUNNING.value, ti.last_heartbeat_at < older_than)
+    ).all())
+
+
+def running_on_host(conn: Connection, hostname: str) -> list[Any]:
+    return list(conn.execute(
+        select(ti.id, ti.try_number, ti.max_tries, ti.dag_id, ti.task_id, ti.dag_run_id, ti.pid)
+        .where(ti.state == TI.RUNNING.value, ti.hostname == hostname)
+    ).all())
+
+
+def queued_by_executor_prefix(conn: Connection, prefix: str) -> list[Any]:
+    return list(conn.execute(
+        select(ti.id, ti.try_number, ti.executor)
+        .where(ti.state == TI.QUEUED.value, ti.executor.startswith(prefix))
     ).all())
 
 

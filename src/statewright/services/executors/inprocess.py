@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,13 +36,18 @@ class InProcessExecutor:
         self.logs_folder = logs_folder
         self.echo = echo
         self.on_result = on_result
+        self.identity = f"inprocess:{HOSTNAME}:{os.getpid()}"
 
     def slots_available(self) -> int:
         return 1
 
-    def queue_workloads(self, ti_ids: Sequence[int]) -> None:
-        import os
+    def answer(self, request: Any) -> Any:
+        """A task's question to its worker (cache lookup, try state), answered directly."""
+        from statewright.services.worker.callbacks import answer
 
+        return answer(self.engine, request, now=self.clock())
+
+    def queue_workloads(self, ti_ids: Sequence[int]) -> None:
         for ti_id in ti_ids:
             with transaction(self.engine) as conn:
                 workloads = start_tries(conn, [ti_id], now=self.clock(), hostname=HOSTNAME,
@@ -49,7 +55,7 @@ class InProcessExecutor:
                                         logs_folder=self.logs_folder)
             for w in workloads:
                 result = run_workload(w, dag=self.dags.get(w.dag_id), echo=self.echo,
-                                      now=self.clock)
+                                      now=self.clock, ask=self.answer)
                 with transaction(self.engine) as conn:
                     apply_results(conn, [result], now=self.clock(), views=self.views)
                 if self.on_result:

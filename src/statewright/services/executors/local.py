@@ -30,10 +30,17 @@ from sqlalchemy import Engine, select, tuple_
 
 from statewright.core.clock import Clock, utcnow
 from statewright.core.states import TI
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.tables import task_instance
+from statewright.services.controls.stopped import settle_stopped_tries
 from statewright.services.dag_view import DagViewCache
+from statewright.services.worker.caching import CacheLookup
+from statewright.services.worker.callbacks import TryStateQuery
+from statewright.services.worker.callbacks import answer as answer_request
+from statewright.services.worker.dag_callbacks import DagCallbackRunner
 from statewright.services.worker.outcome import CRASHED, TIMED_OUT, TryResult, apply_results
 from statewright.services.worker.task_runner import HOSTNAME, child_main
 from statewright.services.worker.workload import Workload, start_tries
@@ -83,6 +90,13 @@ class LocalExecutor:
         self._stop = threading.Event()
         self._last_heartbeat = 0.0
         self.crashed_tries = 0
+        self.identity = f"local:{HOSTNAME}:{os.getpid()}"
+        # Controls (clear, mark, cancel): check running tries at once when one leaves running
+        # in this process, and settle the tries killed for it.
+        self._check_now = threading.Event()
+        self._stopped: list[tuple[int, int]] = []
+        self._remove_listener: Any = None
+        self._dag_callbacks: Any = None
 
     # -- executor interface --------------------------------------------------------------------
 
@@ -103,8 +117,15 @@ class LocalExecutor:
             self._children.append(self._spawn())
         self._thread = threading.Thread(target=self._loop, name="local-executor", daemon=True)
         self._thread.start()
+        self._remove_listener = door.add_transition_listener(self._on_transitions)
+        self._dag_callbacks = DagCallbackRunner(self.engine, clock=self.clock,
+                                                context=self._ctx).start()
 
     def stop(self, timeout: float = 10.0) -> None:
+        if self._remove_listener is not None:
+            self._remove_listener()
+        if self._dag_callbacks is not None:
+            self._dag_callbacks.stop(timeout)
         self._stop.set()
         self._poke()
         if self._thread:
@@ -162,7 +183,8 @@ class LocalExecutor:
                 results.append(result)
         # One transaction applies the finished tries and starts the next ones.
         self._apply_and_dispatch(results)
-        if now_mono - self._last_heartbeat >= self.heartbeat_seconds:
+        if now_mono - self._last_heartbeat >= self.heartbeat_seconds or self._check_now.is_set():
+            self._check_now.clear()
             self._last_heartbeat = now_mono
             self._heartbeat()
 
@@ -186,8 +208,14 @@ class LocalExecutor:
                 result: TryResult = c.conn.recv()
             except (EOFError, OSError):
                 result = None  # type: ignore[assignment]
+            if isinstance(result, (CacheLookup, TryStateQuery)):
+                self._answer(c, result)
+                return None
             if result is not None:
+                killed = c.kill_reason is not None
                 c.workload, c.deadline, c.kill_reason = None, None, None
+                if killed:  # it reported, but was killed meanwhile: never reuse the process
+                    self._replace(c)
                 return result
         if not c.process.is_alive() or c.kill_reason is not None or (
             c.deadline is not None and now_mono >= c.deadline
@@ -200,6 +228,7 @@ class LocalExecutor:
             code = c.process.exitcode
             self._replace(c)
             if reason == "superseded":
+                self._stopped.append((w.ti_id, w.try_number))
                 return None
             self.crashed_tries += kind == CRASHED
             error = (f"execution_timeout of {w.execution_timeout}s exceeded; the try was killed"
@@ -235,13 +264,17 @@ class LocalExecutor:
         with self._lock:
             n = min(len(idle), len(self._pending))
             ids = [self._pending.popleft() for _ in range(n)]
-        if not ids and not results:
+        stopped, self._stopped = self._stopped, []
+        if not ids and not results and not stopped:
             return
         pids = {ti_id: idle[i].process.pid for i, ti_id in enumerate(ids)}
         with transaction(self.engine) as conn:
             now = self.clock()
             if results:
                 apply_results(conn, results, now=now, views=self.views)
+            if stopped:
+                settle_stopped_tries(conn, stopped, now=now, actor=Actor.WORKER,
+                                     why="was killed")
             workloads = start_tries(conn, ids, now=now, hostname=HOSTNAME, pids=pids,
                                     views=self.views, logs_folder=self.logs_folder) if ids else []
         by_id = {w.ti_id: w for w in workloads}
@@ -286,9 +319,31 @@ class LocalExecutor:
                 c.kill_reason = "superseded"
                 self._kill(c)
 
+    def _answer(self, c: _Child, request: Any) -> None:
+        try:
+            reply = answer_request(self.engine, request, now=self.clock())
+        except Exception as exc:
+            log.exception("could not answer %r", request)
+            reply = exc
+        try:
+            c.conn.send(reply)
+        except (OSError, BrokenPipeError):
+            pass
+
+    def _on_transitions(self, events: Sequence[door.TransitionEvent]) -> None:
+        # A try of ours left running through someone else (a person, the scheduler): kill it now.
+        mine = {c.workload.ti_id for c in self._children if c.workload is not None}
+        if any(e.entity == door.ENTITY_TI and e.frm == TI.RUNNING.value and e.to != e.frm
+               and e.actor not in _OWN_ACTORS and e.entity_id in mine for e in events):
+            self._check_now.set()
+            self._poke()
+
     # for tests and the CLI
     def busy_count(self) -> int:
         return sum(1 for c in self._children if not c.idle)
 
     def now(self) -> datetime:
         return self.clock()
+
+
+_OWN_ACTORS = frozenset({Actor.WORKER.value, Actor.EXECUTOR.value})

@@ -14,6 +14,8 @@ The loop wakes on committed transitions (a task finished) and on a timer.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -35,13 +37,18 @@ from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
+from statewright.services.controls.stopped import settle_abandoned
 from statewright.services.dag_view import DagView, DagViewCache
+from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
 
 log = logging.getLogger("statewright.scheduler")
+HOSTNAME = socket.gethostname()
 ACTOR = Actor.SCHEDULER
 
 
 class Executor(Protocol):
+    identity: str
+
     def slots_available(self) -> int: ...
 
     def queue_workloads(self, ti_ids: Sequence[int]) -> None: ...
@@ -116,6 +123,10 @@ class Scheduler:
 
     def run_forever(self, stop: threading.Event) -> None:
         self.listen()
+        try:
+            self.recover(self.clock())
+        except Exception:
+            log.exception("recovery at start failed; the zombie reaper will catch up")
         try:
             while not stop.is_set():
                 try:
@@ -281,6 +292,9 @@ class Scheduler:
             message = "deadlock: unfinished task instances can never be scheduled"
         res = door.set_dag_run_state(conn, w.run_pk, frm=RUN.RUNNING, to=decided, actor=ACTOR,
                                      now=now, message=message)
+        if res.changed:  # the DAG's on_success / on_failure callback, run by an executor
+            enqueue_run_callbacks(conn, res.changed, state=decided, serialized=view.raw, now=now,
+                                  reason=message)
         return changed, len(res.changed)
 
     def _fail_stop(self, conn: Connection, w: _RunWork, states: dict[str, TaskInstanceState],
@@ -329,8 +343,9 @@ class Scheduler:
                     continue
                 active[c.dag_id] = n + 1
                 chosen.append(c.id)
-            res = door.set_task_instance_state(conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED,
-                                               actor=ACTOR, now=now)
+            res = door.set_task_instance_state(
+                conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
+                values={"executor": getattr(self.executor, "identity", None)})
         if res.changed:
             self.executor.queue_workloads(res.changed)
         return len(res.changed)
@@ -342,39 +357,89 @@ class Scheduler:
         n = 0
         with transaction(self.engine) as conn:
             zombies = ti_repo.zombies(conn, now - self.config.zombie_threshold)
-            if zombies:
-                hashes = dag_repo.get_hashes(conn, {z.dag_id for z in zombies})
-                for z in zombies:
-                    view = self._view(conn, z.dag_id, hashes[z.dag_id]) if z.dag_id in hashes \
-                        else None
-                    task = view.tasks.get(z.task_id) if view else None
-                    retries = task.retries if task else z.max_tries
-                    msg = (f"zombie: no heartbeat from the worker for more than "
-                           f"{self.config.zombie_threshold.total_seconds():.0f}s")
-                    if is_eligible_to_retry(retries, z.try_number):
-                        delay = retry_delay(
-                            z.try_number, task.retry_delay if task else timedelta(0),
-                            exponential=task.retry_exponential_backoff if task else False,
-                            max_delay=task.max_retry_delay if task else None)
-                        res = door.set_task_instance_state(
-                            conn, z.id, frm=TI.RUNNING, to=TI.UP_FOR_RETRY, actor=ACTOR, now=now,
-                            try_number=z.try_number, name=StateName.CRASHED, message=msg,
-                            values={"next_retry_at": now + delay})
-                    else:
-                        res = door.set_task_instance_state(
-                            conn, z.id, frm=TI.RUNNING, to=TI.FAILED, actor=ACTOR, now=now,
-                            try_number=z.try_number, name=StateName.CRASHED, message=msg)
-                    n += len(res.changed)
-                    if res.changed:
-                        log.warning("%s.%s try %s: %s", z.dag_id, z.task_id, z.try_number, msg)
+            n += self._crash(conn, zombies, now,
+                             f"zombie: no heartbeat from the worker for more than "
+                             f"{self.config.zombie_threshold.total_seconds():.0f}s")
             stale = ti_repo.queued_too_long(conn, now - self.config.queued_timeout)
-            if stale:
-                res = door.set_task_instance_state(
-                    conn, [], fenced=[(s.id, s.try_number) for s in stale], frm=TI.QUEUED,
-                    to=TI.SCHEDULED, actor=ACTOR, now=now,
-                    message="queued for longer than the queued timeout; scheduled again")
-                n += len(res.changed)
+            n += self._requeue(conn, stale, now,
+                               "queued for longer than the queued timeout; scheduled again")
+            # Clears and cancels whose executor is gone: the try cannot be running any more.
+            n += settle_abandoned(conn, older_than=now - self.config.zombie_threshold, now=now)
         return n
+
+    def recover(self, now: datetime) -> int:
+        """At start: tries whose process on this host is gone end ``Crashed`` at once, and task
+        instances queued by an executor on this host that is gone go back to ``scheduled``."""
+        with transaction(self.engine) as conn:
+            running = [r for r in ti_repo.running_on_host(conn, HOSTNAME)
+                       if r.pid and not _pid_alive(r.pid)]
+            n = self._crash(conn, running, now,
+                            "the task process is gone (found when the scheduler started)")
+            prefix = f"local:{HOSTNAME}:"
+            queued = [q for q in ti_repo.queued_by_executor_prefix(conn, prefix)
+                      if not _pid_alive(int(q.executor.rsplit(":", 1)[1]))]
+            n += self._requeue(conn, queued, now,
+                               "the executor that held it is gone; scheduled again")
+        if n:
+            log.warning("recovered %d task instances left behind by a previous process", n)
+        return n
+
+    def _requeue(self, conn: Connection, rows: Sequence[Any], now: datetime, msg: str) -> int:
+        if not rows:
+            return 0
+        return len(door.set_task_instance_state(
+            conn, [], fenced=[(r.id, r.try_number) for r in rows], frm=TI.QUEUED,
+            to=TI.SCHEDULED, actor=ACTOR, now=now, message=msg).changed)
+
+    def _crash(self, conn: Connection, rows: Sequence[Any], now: datetime, msg: str) -> int:
+        """End running tries whose process is gone: up_for_retry or failed, named Crashed."""
+        if not rows:
+            return 0
+        n = 0
+        hashes = dag_repo.get_hashes(conn, {z.dag_id for z in rows})
+        for z in rows:
+            view = self._view(conn, z.dag_id, hashes[z.dag_id]) if z.dag_id in hashes else None
+            task = view.tasks.get(z.task_id) if view else None
+            retries = task.retries if task else z.max_tries
+            if is_eligible_to_retry(retries, z.try_number, max_tries=z.max_tries):
+                delay = retry_delay(
+                    z.try_number, task.retry_delay if task else timedelta(0),
+                    exponential=task.retry_exponential_backoff if task else False,
+                    max_delay=task.max_retry_delay if task else None)
+                res = door.set_task_instance_state(
+                    conn, z.id, frm=TI.RUNNING, to=TI.UP_FOR_RETRY, actor=ACTOR, now=now,
+                    try_number=z.try_number, name=StateName.CRASHED, message=msg,
+                    values={"next_retry_at": now + delay, **_TRY_ENDED})
+            else:
+                res = door.set_task_instance_state(
+                    conn, z.id, frm=TI.RUNNING, to=TI.FAILED, actor=ACTOR, now=now,
+                    try_number=z.try_number, name=StateName.CRASHED, message=msg,
+                    values=_TRY_ENDED)
+            n += len(res.changed)
+            if res.changed:
+                log.warning("%s.%s try %s: %s", z.dag_id, z.task_id, z.try_number, msg)
+        return n
+
+
+# A crashed try ends: the next try starts afresh, not from a deferral's resume method or a
+# sensor's reschedule.
+_TRY_ENDED = {"next_method": None, "next_kwargs": None, "trigger_timeout": None,
+              "first_poke_at": None, "poke_count": 0, "reschedule_date": None}
+
+
+def _pid_alive(pid: int) -> bool:
+    """Is process ``pid`` running on this host? A zombie (exited, not yet reaped) is not."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 _NO_WAKE = frozenset({TI.RUNNING.value})

@@ -23,6 +23,7 @@ from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.dag_view import DagViewCache
+from statewright.services.worker import deferral
 
 # Kinds a task process may report, plus the ones the supervisor infers.
 SUCCESS = "success"
@@ -71,8 +72,18 @@ def apply_results(
     """Apply finished tries; returns ti_id → the state each one reached (lost races left out)."""
     if not results:
         return {}
-    hashes = dag_repo.get_hashes(conn, {r.dag_id for r in results})
+    everything = list(results)
+    # Tries that wait (deferred, rescheduled) do not end: applied apart, no history row.
+    waiting = [r for r in results if r.kind in deferral.KINDS]
     reached: dict[int, TaskInstanceState] = {}
+    if waiting:
+        waited, unstorable = deferral.apply_waiting(conn, waiting, now=now, actor=actor)
+        reached.update(waited)
+        results = [r for r in results if r.kind not in deferral.KINDS] + unstorable
+        if not results:
+            _after_apply(conn, everything, reached, now, actor)
+            return reached
+    hashes = dag_repo.get_hashes(conn, {r.dag_id for r in results})
     # (to, name, message, next_retry_at) → fenced pairs
     groups: dict[tuple[TaskInstanceState, StateName | None, str | None, datetime | None],
                  list[tuple[int, int]]] = defaultdict(list)
@@ -82,14 +93,15 @@ def apply_results(
         groups[(target, name, message, next_retry)].append((r.ti_id, r.try_number))
     for (target, name, message, next_retry), pairs in groups.items():
         values = {"next_retry_at": next_retry} if next_retry is not None else {}
-        if target is not TI.UP_FOR_RETRY:
-            values.update(next_method=None, next_kwargs=None, trigger_timeout=None)
+        # The try ends: a retry starts afresh (not from a resume method or a reschedule).
+        values.update(next_method=None, next_kwargs=None, trigger_timeout=None,
+                      first_poke_at=None, poke_count=0, reschedule_date=None)
         res = door.set_task_instance_state(
             conn, [], fenced=pairs, frm=TI.RUNNING, to=target, actor=actor, now=now, name=name,
             message=message, values=values)
         for pk in res.changed:
             reached[pk] = target
-    done = [by_id[pk] for pk in reached]
+    done = [by_id[pk] for pk in reached if pk in by_id]
     xcom_repo.set_return_values(
         conn,
         [(r.dag_run_id, r.task_id, r.return_value) for r in done
@@ -99,7 +111,22 @@ def apply_results(
     _apply_skips(conn, [r for r in done if reached[r.ti_id] is TI.SUCCESS and r.skip_task_ids],
                  now, actor)
     ti_repo.add_history(conn, [_history_row(r, reached[r.ti_id], now) for r in done])
+    _after_apply(conn, everything, reached, now, actor)
     return reached
+
+
+def _after_apply(conn: Connection, results: Sequence[TryResult],
+                 reached: dict[int, TaskInstanceState], now: datetime, actor: Actor) -> None:
+    """Cleared or cancelled tries that reported anyway end their stop (restarting -> none,
+    shutdown -> failed); results are cached; hook errors and notes go to the history."""
+    from statewright.services.controls.stopped import settle_stopped_tries
+    from statewright.services.worker import caching, callbacks
+
+    lost = [(r.ti_id, r.try_number) for r in results if r.ti_id not in reached]
+    if lost:
+        settle_stopped_tries(conn, lost, now=now, actor=actor, why="reported its end after that")
+    caching.store_results(conn, results, reached, now)
+    callbacks.record_reports(conn, results, reached, now=now, actor=actor)
 
 
 def _target(r: TryResult, views: DagViewCache, hashes: dict[str, str], conn: Connection,
@@ -118,7 +145,9 @@ def _target(r: TryResult, views: DagViewCache, hashes: dict[str, str], conn: Con
                          lambda: dag_repo.get_serialized(conn, r.dag_id))
         task = view.tasks.get(r.task_id)
     retries = task.retries if task else 0
-    if is_eligible_to_retry(retries, r.try_number) and task is not None:
+    row = ti_repo.get(conn, r.ti_id)  # a clear raises max_tries: try_number + retries
+    max_tries = max(retries, row.max_tries) if row is not None else retries
+    if is_eligible_to_retry(retries, r.try_number, max_tries=max_tries) and task is not None:
         delay = retry_delay(r.try_number, task.retry_delay,
                             exponential=task.retry_exponential_backoff,
                             max_delay=task.max_retry_delay)

@@ -21,6 +21,7 @@ from typing import Any
 
 from statewright.sdk import runtime
 from statewright.sdk.loader import load_dag_file
+from statewright.services.worker import callbacks
 from statewright.services.worker.outcome import FAILED, TryResult
 from statewright.services.worker.workload import Workload
 
@@ -87,8 +88,10 @@ def run_workload(
     dag: Any = None,
     echo: bool = False,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ask: Callable[[Any], Any] | None = None,
 ) -> TryResult:
-    """Run one try. ``dag`` skips loading the file (dag.test)."""
+    """Run one try. ``dag`` skips loading the file (dag.test). ``ask`` sends a question to the
+    supervising worker and returns its answer (cache lookups, is the try still running)."""
     started = now()
     base = dict(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id, run_id=w.run_id,
                 task_id=w.task_id, dag_run_id=w.dag_run_id, hostname=HOSTNAME, pid=os.getpid(),
@@ -111,7 +114,7 @@ def run_workload(
             data_interval_start=w.data_interval_start, data_interval_end=w.data_interval_end,
             conf=w.conf, try_number=w.try_number, max_tries=w.max_tries, xcoms=w.xcoms,
         )
-        outcome = _execute(task, context, w)
+        outcome = callbacks.run_try(task, context, w, _execute, ask)
         log.info("finished: %s%s", outcome.kind, f" ({outcome.error})" if outcome.error else "")
     return TryResult(**base, kind=outcome.kind, return_value=outcome.return_value,
                      skip_task_ids=list(outcome.skip_task_ids), error=outcome.error,
@@ -126,11 +129,38 @@ def _execute(task: Any, context: Any, w: Workload) -> Any:
     return runtime.execute_task(task, context)
 
 
+def _die_with_parent() -> None:
+    """On Linux, ask the kernel to kill this task process when its supervisor dies, so that a
+    restarted scheduler finds the try's process gone and ends it Crashed at once."""
+    if sys.platform != "linux":
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _asker(conn: Any) -> Callable[[Any], Any]:
+    """Questions to the supervisor go up the workload's pipe; it answers before anything else."""
+
+    def ask(request: Any) -> Any:
+        conn.send(request)
+        return conn.recv()
+
+    return ask
+
+
 def child_main(conn: Any) -> None:
     """The loop of a local executor task process: receive a workload, run it, report."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     while True:
         try:
             w = conn.recv()
@@ -139,7 +169,7 @@ def child_main(conn: Any) -> None:
         if w is None:
             return
         try:
-            result = run_workload(w)
+            result = run_workload(w, ask=_asker(conn))
         except BaseException as exc:  # report anything, then carry on or exit
             result = TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id,
                                run_id=w.run_id, task_id=w.task_id, dag_run_id=w.dag_run_id,

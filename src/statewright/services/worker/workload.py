@@ -42,6 +42,8 @@ class Workload:
     next_kwargs: Any = None
     log_path: str | None = None
     execution_timeout: float | None = None
+    first_poke_at: datetime | None = None
+    poke_count: int = 0
 
 
 def log_path_for(logs_folder: Path | None, dag_id: str, run_id: str, task_id: str,
@@ -69,8 +71,9 @@ def start_tries(
     rows = [r for r in ti_repo.workloads(conn, ti_ids) if r.state == TI.QUEUED.value]
     if not rows:
         return []
-    fresh = [r.id for r in rows if not r.next_method]
-    resuming = [r.id for r in rows if r.next_method]
+    by_pk = {r.id: r for r in rows}
+    fresh = [r.id for r in rows if not _continues_try(r)]
+    resuming = [r.id for r in rows if _continues_try(r)]
     c = task_instance.c
     pid_expr = case(dict(pids), value=c.id, else_=None) if pids else None
     values: dict[str, Any] = {"hostname": hostname}
@@ -84,9 +87,13 @@ def start_tries(
     if resuming:
         from statewright.core.states import StateName
 
-        started |= set(door.set_task_instance_state(
-            conn, resuming, frm=TI.QUEUED, to=TI.RUNNING, actor=actor, now=now,
-            name=StateName.RESUMING, values=values).changed)
+        deferred = [pk for pk in resuming if by_pk[pk].next_method]
+        rescheduled = [pk for pk in resuming if not by_pk[pk].next_method]
+        for ids, name in ((deferred, StateName.RESUMING), (rescheduled, None)):
+            if ids:
+                started |= set(door.set_task_instance_state(
+                    conn, ids, frm=TI.QUEUED, to=TI.RUNNING, actor=actor, now=now,
+                    name=name, values=values).changed)
     rows = [r for r in rows if r.id in started]
     if not rows:
         return []
@@ -104,7 +111,8 @@ def start_tries(
     values_by_key = xcom_repo.get_return_values(conn, wanted)
     for r, view in plan:
         task = view.tasks.get(r.task_id)
-        try_number = r.try_number + (0 if r.next_method else 1)
+        continues = _continues_try(r)
+        try_number = r.try_number + (0 if continues else 1)
         xcoms = {up: values_by_key[(r.dag_run_id, up)]
                  for up in (task.upstream if task else ())
                  if (r.dag_run_id, up) in values_by_key}
@@ -117,5 +125,13 @@ def start_tries(
             next_method=r.next_method, next_kwargs=r.next_kwargs,
             log_path=log_path_for(logs_folder, r.dag_id, r.run_id, r.task_id, try_number),
             execution_timeout=task.execution_timeout if task else None,
+            first_poke_at=r.first_poke_at if continues else None,
+            poke_count=int(r.poke_count or 0) if continues else 0,
         ))
     return out
+
+
+def _continues_try(row: Any) -> bool:
+    """A resumed deferral (``next_method`` set) or a rescheduled sensor (``first_poke_at``
+    set) continues its try: the try number is not incremented (Airflow)."""
+    return bool(row.next_method) or row.first_poke_at is not None

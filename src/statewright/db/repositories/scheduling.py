@@ -1,0 +1,305 @@
+"""Queries of the scheduler's scheduling steps: due DAGs, run limits, queueing candidates,
+the previous run of depends_on_past, and Late runs and task instances."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, and_, bindparam, func, not_, or_, select, tuple_, update
+
+from statewright.core.states import RUN, TI, StateName
+from statewright.db.bulk import chunks
+from statewright.db.tables import dag, dag_run, task_instance
+
+ti = task_instance.c
+dr = dag_run.c
+
+#: Run types that count against a DAG's own ``max_active_runs`` (backfills have their own).
+_ACTIVE_RUN_STATES = (RUN.QUEUED.value, RUN.RUNNING.value)
+BACKFILL = "backfill"
+
+
+# -- run creation ---------------------------------------------------------------------------
+
+
+def _active_runs_of_dag() -> Any:
+    return (
+        select(func.count())
+        .select_from(dag_run)
+        .where(dr.dag_id == dag.c.dag_id, dr.state.in_(_ACTIVE_RUN_STATES),
+               dr.run_type != BACKFILL)
+        .scalar_subquery()
+    )
+
+
+def _due(now: datetime) -> Any:
+    return and_(
+        dag.c.is_paused.is_(False),
+        dag.c.is_active.is_(True),
+        dag.c.next_dagrun_create_after.is_not(None),
+        dag.c.next_dagrun_create_after <= now,
+        _active_runs_of_dag() < dag.c.max_active_runs,
+    )
+
+
+def any_due_dag(conn: Connection, now: datetime) -> bool:
+    return conn.execute(select(dag.c.dag_id).where(_due(now)).limit(1)).first() is not None
+
+
+def lock_due_dags(conn: Connection, now: datetime, limit: int) -> list[Any]:
+    """Unpaused active DAGs whose next run is due and below ``max_active_runs``, oldest first.
+
+    The rows are locked (``FOR UPDATE SKIP LOCKED`` on PostgreSQL) until the transaction ends,
+    so two schedulers never handle the same DAG at once.
+    """
+    stmt = (
+        select(dag.c.dag_id, dag.c.dag_hash, dag.c.next_dagrun,
+               dag.c.next_dagrun_data_interval_start, dag.c.next_dagrun_data_interval_end,
+               dag.c.next_dagrun_create_after)
+        .where(_due(now))
+        .order_by(dag.c.next_dagrun_create_after, dag.c.dag_id)
+        .limit(limit)
+        .with_for_update(of=dag, skip_locked=True)
+    )
+    return list(conn.execute(stmt).all())
+
+
+def existing_runs(
+    conn: Connection, wanted: Collection[tuple[str, str, datetime]]
+) -> tuple[set[tuple[str, str]], set[tuple[str, datetime]]]:
+    """Of (dag_id, run_id, logical_date) triples: the run ids and logical dates already taken."""
+    by_id: set[tuple[str, str]] = set()
+    by_date: set[tuple[str, datetime]] = set()
+    for chunk in chunks(list(wanted), 300):
+        ids = [(d, r) for d, r, _ in chunk]
+        dates = [(d, t) for d, _, t in chunk]
+        rows = conn.execute(
+            select(dr.dag_id, dr.run_id, dr.logical_date).where(
+                or_(tuple_(dr.dag_id, dr.run_id).in_(ids),
+                    and_(dr.dag_id.in_({d for d, _ in dates}),
+                         dr.logical_date.in_({t for _, t in dates}))))
+        ).all()
+        for row in rows:
+            by_id.add((row.dag_id, row.run_id))
+            if row.logical_date is not None:
+                by_date.add((row.dag_id, row.logical_date))
+    return by_id, by_date
+
+
+def set_next_dagruns(conn: Connection, values: Mapping[str, Mapping[str, Any]]) -> None:
+    """dag_id → the four ``next_dagrun*`` columns; one executemany."""
+    if not values:
+        return
+    conn.execute(
+        update(dag)
+        .where(dag.c.dag_id == bindparam("b_dag_id"))
+        .values(
+            next_dagrun=bindparam("b_next"),
+            next_dagrun_data_interval_start=bindparam("b_start"),
+            next_dagrun_data_interval_end=bindparam("b_end"),
+            next_dagrun_create_after=bindparam("b_after"),
+        ),
+        [
+            {"b_dag_id": dag_id, "b_next": v["next_dagrun"],
+             "b_start": v["next_dagrun_data_interval_start"],
+             "b_end": v["next_dagrun_data_interval_end"],
+             "b_after": v["next_dagrun_create_after"]}
+            for dag_id, v in values.items()
+        ],
+    )
+
+
+def latest_automated_runs(conn: Connection, dag_ids: Iterable[str]) -> dict[str, Any]:
+    """dag_id → its scheduled or backfill run with the latest logical date."""
+    ids = list(set(dag_ids))
+    out: dict[str, Any] = {}
+    for chunk in chunks(ids, 400):
+        latest = (
+            select(dr.dag_id, func.max(dr.logical_date).label("logical_date"))
+            .where(dr.dag_id.in_(chunk), dr.run_type.in_(("scheduled", BACKFILL)),
+                   dr.logical_date.is_not(None))
+            .group_by(dr.dag_id)
+            .subquery()
+        )
+        rows = conn.execute(
+            select(dr.dag_id, dr.logical_date, dr.data_interval_start, dr.data_interval_end,
+                   dr.run_after)
+            .join(latest, and_(latest.c.dag_id == dr.dag_id,
+                               latest.c.logical_date == dr.logical_date))
+            .where(dr.run_type.in_(("scheduled", BACKFILL)))
+        ).all()
+        for row in rows:
+            out[row.dag_id] = row
+    return out
+
+
+# -- queueing -------------------------------------------------------------------------------
+
+
+def queue_candidates(
+    conn: Connection,
+    limit: int,
+    *,
+    skip_pools: Collection[str] = (),
+    skip_runs: Collection[int] = (),
+    skip_tasks: Collection[tuple[str, str]] = (),
+) -> list[Any]:
+    """Scheduled task instances of running runs of unpaused DAGs, highest priority first.
+
+    Ties go to the run with the earlier logical date (Airflow's order), then the older row.
+    """
+    stmt = (
+        select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
+               ti.priority_weight, ti.pool, ti.pool_slots)
+        .join(dag_run, dr.id == ti.dag_run_id)
+        .join(dag, dag.c.dag_id == ti.dag_id)
+        .where(ti.state == TI.SCHEDULED.value, dr.state == RUN.RUNNING.value,
+               dag.c.is_paused.is_(False))
+        .order_by(ti.priority_weight.desc(), dr.logical_date, ti.id)
+        .limit(limit)
+    )
+    if skip_pools:
+        stmt = stmt.where(ti.pool.not_in(list(skip_pools)))
+    if skip_runs:
+        stmt = stmt.where(ti.dag_run_id.not_in(list(skip_runs)))
+    if skip_tasks:
+        stmt = stmt.where(not_(tuple_(ti.dag_id, ti.task_id).in_(list(skip_tasks))))
+    return list(conn.execute(stmt).all())
+
+
+def any_queue_candidate(conn: Connection) -> bool:
+    return bool(queue_candidates(conn, 1))
+
+
+def active_by_run(conn: Connection, run_pks: Collection[int]) -> dict[int, int]:
+    """Queued or running task instances per run (for ``max_active_tasks``)."""
+    out: dict[int, int] = {}
+    for chunk in chunks(list(set(run_pks)), 400):
+        for run_pk, n in conn.execute(
+            select(ti.dag_run_id, func.count())
+            .where(ti.dag_run_id.in_(chunk), ti.state.in_((TI.QUEUED.value, TI.RUNNING.value)))
+            .group_by(ti.dag_run_id)
+        ).all():
+            out[run_pk] = int(n)
+    return out
+
+
+def active_by_task(
+    conn: Connection, keys: Collection[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    """Queued or running task instances per (dag_id, task_id), over all runs."""
+    out: dict[tuple[str, str], int] = {}
+    for chunk in chunks(list(set(keys)), 300):
+        for dag_id, task_id, n in conn.execute(
+            select(ti.dag_id, ti.task_id, func.count())
+            .where(tuple_(ti.dag_id, ti.task_id).in_(chunk),
+                   ti.state.in_((TI.QUEUED.value, TI.RUNNING.value)))
+            .group_by(ti.dag_id, ti.task_id)
+        ).all():
+            out[(dag_id, task_id)] = int(n)
+    return out
+
+
+# -- depends_on_past ------------------------------------------------------------------------
+
+
+def previous_run(conn: Connection, dag_id: str, logical_date: datetime,
+                 *, exclude_manual: bool) -> Any:
+    """The run of ``dag_id`` with the latest logical date before ``logical_date``."""
+    stmt = (
+        select(dr.id, dr.logical_date)
+        .where(dr.dag_id == dag_id, dr.logical_date < logical_date)
+        .order_by(dr.logical_date.desc(), dr.id.desc())
+        .limit(1)
+    )
+    if exclude_manual:
+        stmt = stmt.where(dr.run_type != "manual")
+    return conn.execute(stmt).first()
+
+
+def states_in_run(conn: Connection, run_pk: int, task_ids: Collection[str]) -> dict[str, str]:
+    rows = conn.execute(
+        select(ti.task_id, ti.state).where(ti.dag_run_id == run_pk,
+                                           ti.task_id.in_(list(task_ids)))
+    ).all()
+    return {r.task_id: r.state for r in rows}
+
+
+def tasks_run_before(conn: Connection, dag_id: str, task_ids: Collection[str],
+                     logical_date: datetime) -> set[str]:
+    """Of ``task_ids``: those with a task instance in a run before ``logical_date``."""
+    rows = conn.execute(
+        select(ti.task_id).distinct()
+        .join(dag_run, dr.id == ti.dag_run_id)
+        .where(ti.dag_id == dag_id, ti.task_id.in_(list(task_ids)),
+               dr.logical_date < logical_date)
+    ).all()
+    return {r.task_id for r in rows}
+
+
+def run_logical_date(conn: Connection, run_pk: int) -> datetime | None:
+    row = conn.execute(select(dr.logical_date).where(dr.id == run_pk)).first()
+    return None if row is None else row.logical_date
+
+
+# -- Late -----------------------------------------------------------------------------------
+
+
+def runs_to_name_late(conn: Connection, queued_before: datetime, limit: int = 1000) -> list[int]:
+    return list(conn.execute(
+        select(dr.id).where(dr.state == RUN.QUEUED.value, dr.queued_at < queued_before,
+                            dr.state_name != StateName.LATE.value).limit(limit)
+    ).scalars())
+
+
+def task_instances_to_name_late(conn: Connection, waiting_since: datetime,
+                                limit: int = 1000) -> dict[str, list[int]]:
+    """state → ids of task instances scheduled or queued since before ``waiting_since``."""
+    out: dict[str, list[int]] = {}
+    for state, column in ((TI.SCHEDULED, ti.scheduled_at), (TI.QUEUED, ti.queued_at)):
+        ids = list(conn.execute(
+            select(ti.id).where(ti.state == state.value, column < waiting_since,
+                                ti.state_name != StateName.LATE.value).limit(limit)
+        ).scalars())
+        if ids:
+            out[state.value] = ids
+    return out
+
+
+def late_runs(conn: Connection) -> list[Any]:
+    return list(conn.execute(
+        select(dr.id, dr.dag_id, dr.run_id, dr.state, dr.state_name, dr.queued_at)
+        .where(dr.state_name == StateName.LATE.value).order_by(dr.queued_at, dr.id)
+    ).all())
+
+
+def late_task_instances(conn: Connection) -> list[Any]:
+    return list(conn.execute(
+        select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.state, ti.state_name,
+               ti.scheduled_at, ti.queued_at, ti.pool)
+        .where(ti.state_name == StateName.LATE.value).order_by(ti.id)
+    ).all())
+
+
+# -- task set changes -----------------------------------------------------------------------
+
+
+def unfinished_runs(conn: Connection, dag_id: str) -> list[Any]:
+    """Queued, running and paused runs of ``dag_id``."""
+    return list(conn.execute(
+        select(dr.id, dr.run_id, dr.state).where(
+            dr.dag_id == dag_id,
+            dr.state.in_((RUN.QUEUED.value, RUN.RUNNING.value, RUN.PAUSED.value)))
+        .order_by(dr.id)
+    ).all())
+
+
+def task_instances_of_runs(conn: Connection, run_pks: Collection[int]) -> list[Any]:
+    out: list[Any] = []
+    for chunk in chunks(list(run_pks), 400):
+        out += conn.execute(
+            select(ti.id, ti.dag_run_id, ti.task_id, ti.state).where(ti.dag_run_id.in_(chunk))
+        ).all()
+    return out

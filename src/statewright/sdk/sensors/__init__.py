@@ -1,0 +1,30 @@
+"""Sensors: tasks that wait for a condition.
+
+Exports ``BaseSensor`` and ``PokeReturnValue``, and the built-ins ``DateTimeSensor``,
+``TimeDeltaSensor``, ``FileSensor``, ``HttpSensor``, ``PythonSensor`` and
+``ExternalTaskSensor`` (with its ``ExternalTaskTrigger``).
+"""
+
+from __future__ import annotations
+
+from statewright.sdk.sensors.base import BaseSensor, PokeReturnValue
+from statewright.sdk.sensors.external_task import ExternalTaskSensor, ExternalTaskTrigger
+from statewright.sdk.sensors.filesystem import FileSensor
+from statewright.sdk.sensors.http import HttpSensor
+from statewright.sdk.sensors.python import PythonSensor
+from statewright.sdk.sensors.time import DateTimeSensor, TimeDeltaSensor
+
+BaseSensorOperator = BaseSensor
+
+__all__ = [
+    "BaseSensor",
+    "BaseSensorOperator",
+    "DateTimeSensor",
+    "ExternalTaskSensor",
+    "ExternalTaskTrigger",
+    "FileSensor",
+    "HttpSensor",
+    "PokeReturnValue",
+    "PythonSensor",
+    "TimeDeltaSensor",
+]

@@ -1,0 +1,154 @@
+"""Clearing task instances: run them again, through their dependencies (Airflow's clear).
+
+Mirrors ``clear_task_instances`` (``airflow/models/taskinstance.py``):
+
+- a finished task instance goes ``restarting`` (the seed's "user clears") and at once ``none``,
+  so the scheduler evaluates its trigger rule again; a *running* one goes ``restarting`` and its
+  try is killed by the executor, which moves it to ``none`` when the try has stopped (the
+  scheduler does so if no executor is left to: a restarting task instance never stays stuck);
+  other unfinished ones (scheduled, queued, up_for_retry, up_for_reschedule, deferred) go
+  ``none`` directly; a deferred one drops its trigger;
+- ``max_tries`` becomes ``try_number + retries``: the task gets its retries back, and the try
+  number keeps counting (every try stays in ``task_instance_history``);
+- the results (xcom) of the cleared tasks and their reschedule records are deleted;
+- a finished run (success, failed, cancelled) goes back to ``queued`` with ``clear_number + 1``.
+
+The selection: ``-t`` regular expressions searched in task ids (all tasks when none), widened by
+``--upstream`` / ``--downstream`` to every task above / below, then narrowed by
+``--only-failed`` to failed and upstream_failed task instances.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Connection, Engine
+
+from statewright.core.states import RUN, TI, TI_FAILED_STATES, DagRunState
+from statewright.core.transitions import Actor
+from statewright.db.repositories import controls as controls_repo
+from statewright.db.repositories import xcoms as xcom_repo
+from statewright.services.controls.common import (
+    RESET_WAITS,
+    RUN_FINISHED,
+    ControlError,
+    Plan,
+    RunChange,
+    RunContext,
+    TaskChange,
+    relatives,
+    reset_values,
+    run_control,
+)
+
+_MESSAGE = "cleared by a user"
+_FINISHED_TASK = frozenset({TI.SUCCESS, TI.FAILED, TI.SKIPPED, TI.UPSTREAM_FAILED})
+_WAITING = frozenset({TI.SCHEDULED, TI.QUEUED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
+                      TI.SHUTDOWN, TI.DEFERRED})
+_LEFT_ALONE = {
+    TI.NONE: "waits for its dependencies already",
+    TI.RESTARTING: "being cleared already: its try is being stopped",
+    TI.REMOVED: "removed from the DAG",
+}
+
+
+@dataclass(frozen=True)
+class ClearOptions:
+    task_regexes: tuple[str, ...] = ()
+    upstream: bool = False
+    downstream: bool = False
+    only_failed: bool = False
+
+
+def select_tasks(ctx: RunContext, options: ClearOptions) -> list[str]:
+    """The task ids to clear, in the run's order; ``ControlError`` when a regex matches none."""
+    all_ids = [t.task_id for t in ctx.tis]
+    chosen: set[str]
+    if options.task_regexes:
+        chosen = set()
+        for pattern in options.task_regexes:
+            try:
+                regex = re.compile(pattern)
+            except re.error as exc:
+                raise ControlError(f"-t {pattern!r} is not a valid regular expression: {exc}.") \
+                    from None
+            matched = {t for t in all_ids if regex.search(t)}
+            if not matched:
+                raise ControlError(
+                    f"No task of DAG {ctx.run.dag_id} (run {ctx.run.run_id}) matches "
+                    f"-t {pattern!r}; its tasks are: {', '.join(sorted(all_ids)) or '(none)'}. "
+                    "Nothing was changed.")
+            chosen |= matched
+    else:
+        chosen = set(all_ids)
+    seeds = sorted(chosen)
+    if options.upstream:
+        chosen |= relatives(ctx.view, seeds, upstream=True)
+    if options.downstream:
+        chosen |= relatives(ctx.view, seeds, upstream=False)
+    chosen &= set(all_ids)
+    if options.only_failed:
+        chosen = {t for t, row in ctx.by_task.items()
+                  if t in chosen and TI(row.state) in TI_FAILED_STATES}
+    return [t for t in all_ids if t in chosen]
+
+
+def plan_clear(ctx: RunContext, options: ClearOptions) -> Plan:
+    run = ctx.run
+    plan = Plan("clear", run.id, run.dag_id, run.run_id, DagRunState(run.state))
+    by_task = ctx.by_task
+    for task_id in select_tasks(ctx, options):
+        row = by_task[task_id]
+        state = TI(row.state)
+        retries = ctx.retries(task_id)
+        retries_back = retries if retries is not None else max(row.max_tries - row.try_number, 0)
+        common = dict(ti_id=row.id, task_id=task_id, frm=state, try_number=row.try_number,
+                      message=_MESSAGE, raise_max_tries_to_retries=retries_back)
+        if state in _LEFT_ALONE:
+            plan.unchanged.append((task_id, _LEFT_ALONE[state]))
+        elif state is TI.RUNNING:
+            plan.changes.append(TaskChange(path=(TI.RESTARTING,), kills_try=True, **common))
+        elif state in _FINISHED_TASK:
+            plan.changes.append(TaskChange(path=(TI.RESTARTING, TI.NONE),
+                                           values=reset_values(RESET_WAITS), **common))
+        elif state in _WAITING:
+            plan.changes.append(TaskChange(
+                path=(TI.NONE,), values=reset_values(RESET_WAITS),
+                trigger_id=row.trigger_id if state is TI.DEFERRED else None, **common))
+    if not plan.changes:
+        plan.notice = ("nothing to clear: no selected task instance can be cleared"
+                       if plan.unchanged else "nothing to clear: no task instance selected")
+        return plan
+    plan.deletes_results_of = [c.task_id for c in plan.changes]
+    if DagRunState(run.state) in RUN_FINISHED:
+        plan.run_change = RunChange(
+            DagRunState(run.state), RUN.QUEUED, "tasks cleared by a user: the run starts again",
+            values=(("clear_number", (run.clear_number or 0) + 1),))
+    return plan
+
+
+def clear_task_instances(
+    engine: Engine,
+    run_id: str,
+    *,
+    dag_id: str | None = None,
+    task_regexes: Sequence[str] = (),
+    upstream: bool = False,
+    downstream: bool = False,
+    only_failed: bool = False,
+    dry_run: bool = False,
+    actor: Actor = Actor.USER,
+    now: datetime,
+) -> Plan:
+    """Clear task instances of one run (see the module docstring); returns what was done."""
+    options = ClearOptions(tuple(task_regexes), upstream, downstream, only_failed)
+    return run_control(engine, lambda ctx: plan_clear(ctx, options), run_id=run_id,
+                       dag_id=dag_id, actor=actor, now=now, dry_run=dry_run, after=_after_clear)
+
+
+def _after_clear(conn: Connection, plan: Plan, ctx: RunContext) -> None:
+    xcom_repo.clear_for(conn, plan.run_pk, plan.deletes_results_of)
+    controls_repo.delete_task_reschedules(conn, [c.ti_id for c in plan.changes])

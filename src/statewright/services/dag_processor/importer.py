@@ -1,0 +1,317 @@
+"""Importing DAG files in child processes, several at a time, each with a timeout.
+
+Each file is imported in a process of its own, so a file that hangs, calls ``sys.exit`` or
+``os._exit``, crashes the interpreter or raises affects only itself. The child imports the file
+with ``statewright.sdk.loader.load_dag_file`` and sends back the serialized DAGs as JSON; its
+parent waits on all children at once and kills a child that passes the timeout.
+
+The children are forked from an *import server*: one small single-threaded process (started
+once, with the SDK imported) that receives batches of paths. Forking from it is fast and safe,
+whatever threads the caller runs (the scheduler, the executor), and no child imports the
+caller's main module again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import multiprocessing as mp
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ImportOutcome", "ImportServer", "import_files"]
+
+
+@dataclass
+class ImportOutcome:
+    """What importing one file gave: serialized DAGs, or the error that stopped the import.
+
+    ``dag_errors`` holds DAGs the file defines that could not be serialized (the file's other
+    DAGs are in ``dags``).
+    """
+
+    path: str
+    dags: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    dag_errors: dict[str, str] = field(default_factory=dict)
+    duration: float = 0.0
+    transient: bool = False
+    """The import did not happen (the import server was lost): try the file again later."""
+
+
+def _silence_output() -> None:
+    """DAG files that print must not write into the parent's terminal (or its JSON output)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        try:
+            os.dup2(devnull, fd)
+        except OSError:
+            pass
+    os.close(devnull)
+
+
+def _child_main(path: str, conn: Connection) -> None:
+    _silence_output()
+    try:
+        from statewright.sdk.loader import load_dag_file
+
+        result = load_dag_file(path)
+        if result.error is not None:
+            payload: dict[str, Any] = {"error": result.error}
+        else:
+            dags: list[dict[str, Any]] = []
+            errors: dict[str, str] = {}
+            for dag_id, dag in result.dags.items():
+                try:
+                    dags.append(dag.serialize())
+                except BaseException as exc:  # a DAG that cannot be serialized
+                    errors[dag_id] = f"{type(exc).__name__}: {exc}"
+            payload = {"dags": dags, "dag_errors": errors}
+        data = json.dumps(payload, default=str)
+    except BaseException:
+        data = json.dumps({"error": traceback.format_exc()})
+    try:
+        conn.send_bytes(data.encode("utf-8"))
+        conn.close()
+    finally:
+        os._exit(0)  # no atexit handlers or threads the DAG file left behind
+
+
+@dataclass
+class _Job:
+    path: str
+    process: Any
+    reader: Connection
+    started: float
+    deadline: float
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "did not exit"
+    if code < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def run_imports(
+    paths: Iterable[str], *, timeout: float, parallelism: int, ctx: Any = None
+) -> dict[str, ImportOutcome]:
+    """Import every file of ``paths`` in its own process, ``parallelism`` at a time.
+
+    Forks from the calling process (``ctx``: a multiprocessing context, "fork" by default):
+    call it from a single-threaded process such as the import server.
+    """
+    ctx = ctx or mp.get_context("fork")
+    pending = deque(paths)
+    running: list[_Job] = []
+    out: dict[str, ImportOutcome] = {}
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, parallelism):
+                running.append(_start(ctx, pending.popleft(), timeout))
+            now = time.monotonic()
+            wait_for = max(0.0, min(j.deadline for j in running) - now)
+            ready = set(wait([j.reader for j in running] + [j.process.sentinel for j in running],
+                             timeout=wait_for))
+            now = time.monotonic()
+            still: list[_Job] = []
+            for job in running:
+                if job.reader in ready or job.process.sentinel in ready:
+                    out[job.path] = _collect(job, now)
+                elif now >= job.deadline:
+                    out[job.path] = _timed_out(job, now, timeout)
+                else:
+                    still.append(job)
+            running = still
+    finally:
+        for job in running:  # an exception in the parent: leave no child behind
+            _kill(job)
+    return out
+
+
+def _start(ctx: Any, path: str, timeout: float) -> _Job:
+    reader, writer = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_child_main, args=(path, writer), daemon=True,
+                          name="statewright-dag-import")
+    process.start()
+    writer.close()
+    started = time.monotonic()
+    return _Job(path, process, reader, started, started + timeout)
+
+
+def _collect(job: _Job, now: float) -> ImportOutcome:
+    outcome = ImportOutcome(job.path, duration=now - job.started)
+    data: bytes | None = None
+    try:
+        if job.reader.poll():
+            data = job.reader.recv_bytes()
+    except (EOFError, OSError):
+        data = None
+    job.reader.close()
+    job.process.join(5.0)
+    if job.process.is_alive():
+        _kill(job)
+    if data is None:
+        outcome.error = (
+            f"The process importing {job.path} {_describe_exit(job.process.exitcode)} before "
+            "it reported any DAG. The file (or a module it imports) ended the interpreter: "
+            "os._exit(), a crash in a C extension (segmentation fault) or the system killing "
+            "it for memory. Run `python " + job.path + "` to see what happens."
+        )
+        return outcome
+    payload = json.loads(data.decode("utf-8"))
+    outcome.error = payload.get("error")
+    outcome.dags = list(payload.get("dags") or [])
+    outcome.dag_errors = dict(payload.get("dag_errors") or {})
+    return outcome
+
+
+def _timed_out(job: _Job, now: float, timeout: float) -> ImportOutcome:
+    _kill(job)
+    return ImportOutcome(
+        job.path,
+        duration=now - job.started,
+        error=(
+            f"Importing {job.path} took longer than {timeout:g} seconds and was stopped "
+            "(STATEWRIGHT_DAG_FILE_PROCESSOR_TIMEOUT). Code that runs when the file is "
+            "imported must not wait: move network calls, sleeps and loops into tasks."
+        ),
+    )
+
+
+def _kill(job: _Job) -> None:
+    try:
+        job.process.kill()
+    except (OSError, AttributeError):
+        pass
+    job.process.join(5.0)
+    try:
+        job.reader.close()
+    except OSError:
+        pass
+
+
+# -- the import server ------------------------------------------------------------------------
+
+
+def serve(read_fd: int, write_fd: int) -> None:
+    """The import server's loop (run as ``python -c``): batches in, outcomes out."""
+    import statewright.sdk.loader  # noqa: F401  (imported once, inherited by every child)
+
+    conn_in = Connection(read_fd, writable=False)
+    conn_out = Connection(write_fd, readable=False)
+    ctx = mp.get_context("fork")
+    while True:
+        try:
+            request = conn_in.recv()
+        except (EOFError, OSError):
+            return  # the DAG processor is gone
+        if request is None:
+            return
+        paths, timeout, parallelism = request
+        conn_out.send(list(run_imports(paths, timeout=timeout, parallelism=parallelism,
+                                       ctx=ctx).values()))
+
+
+class ImportServer:
+    """The process that forks one child per DAG file; started on first use, restarted if lost.
+
+    A separate interpreter (``subprocess``), so that neither the caller's threads nor its main
+    module are copied into the children.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._send: Connection | None = None
+        self._recv: Connection | None = None
+
+    def _ensure(self) -> tuple[Connection, Connection]:
+        if self._process is None or self._process.poll() is not None \
+                or self._send is None or self._recv is None:
+            self._stop_process()
+            to_server_r, to_server_w = os.pipe()
+            from_server_r, from_server_w = os.pipe()
+            root = str(Path(__file__).resolve().parents[3])
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(
+                [root, *filter(None, [env.get("PYTHONPATH")])])
+            code = ("from statewright.services.dag_processor.importer import serve; "
+                    f"serve({to_server_r}, {from_server_w})")
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", code], pass_fds=(to_server_r, from_server_w),
+                stdin=subprocess.DEVNULL, env=env, close_fds=True)
+            os.close(to_server_r)
+            os.close(from_server_w)
+            self._send = Connection(to_server_w, readable=False)
+            self._recv = Connection(from_server_r, writable=False)
+        return self._send, self._recv
+
+    def import_files(self, paths: Sequence[str], *, timeout: float,
+                     parallelism: int) -> dict[str, ImportOutcome]:
+        if not paths:
+            return {}
+        with self._lock:
+            send, recv = self._ensure()
+            rounds = -(-len(paths) // max(1, parallelism))
+            limit = timeout * rounds + 120.0
+            try:
+                send.send((list(paths), timeout, parallelism))
+                if recv.poll(limit):
+                    outcomes: list[ImportOutcome] = recv.recv()
+                    return {o.path: o for o in outcomes}
+            except (EOFError, OSError):
+                pass
+            self._stop_process()
+        return {p: ImportOutcome(p, error=_LOST, transient=True) for p in paths}
+
+    def _stop_process(self) -> None:
+        for conn in (self._send, self._recv):
+            if conn is not None:
+                try:
+                    conn.close()
+                except OSError:
+                    pass
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait(5.0)
+        self._process = None
+        self._send = self._recv = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._send is not None and self._process is not None \
+                    and self._process.poll() is None:
+                try:
+                    self._send.send(None)
+                    self._process.wait(2.0)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            self._stop_process()
+
+
+_LOST = ("The DAG import server stopped while it imported this file; it is imported again on "
+         "the next pass.")
+_shared = ImportServer()
+atexit.register(_shared.close)
+
+
+def import_files(paths: Sequence[str], *, timeout: float,
+                 parallelism: int) -> dict[str, ImportOutcome]:
+    """Import ``paths`` through this process's import server (see the module docstring)."""
+    return _shared.import_files(paths, timeout=timeout, parallelism=parallelism)

@@ -1,0 +1,348 @@
+"""The triggerer: claims triggers, runs them in its event loop, writes their events.
+
+One ``run_once``:
+
+1. heartbeats its ``job`` row (every ``heartbeat_seconds``);
+2. writes the events and failures its triggers produced (batched, one transaction each batch);
+3. fails deferred task instances whose ``trigger_timeout`` passed;
+4. now and then deletes triggers no deferred task instance waits on (cleared, removed tasks);
+5. cancels the triggers it runs that are no longer its own (deleted, or taken over);
+6. claims more — unassigned triggers and those of triggerers that stopped heartbeating — up to
+   its capacity and at most ``max_claims_per_loop`` (``FOR UPDATE SKIP LOCKED`` on PostgreSQL),
+   and starts them.
+
+It wakes on its triggers' outcomes, on in-process transitions to ``deferred`` and on a timer.
+On stop (SIGTERM) it cancels its triggers and releases them for other triggerers.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from cryptography.fernet import MultiFernet
+from sqlalchemy import Engine
+
+from statewright.core.clock import Clock, utcnow
+from statewright.crypto import FernetKeyError, decrypt_json
+from statewright.db import transition as door
+from statewright.db.engine import transaction
+from statewright.db.repositories import jobs as job_repo
+from statewright.db.repositories import triggers as trigger_repo
+from statewright.sdk import serde
+from statewright.sdk.triggers.base import TriggerImportError, import_trigger
+from statewright.services.triggerer import metrics
+from statewright.services.triggerer.events import Failure, Fired, apply_events, apply_timeouts
+from statewright.services.triggerer.events import clean_up as clean_up_triggers
+from statewright.services.triggerer.runner import FIRED, Outcome, TriggerRunner
+from statewright.services.triggerer.state_reader import make_state_reader
+
+log = logging.getLogger("statewright.triggerer")
+HOSTNAME = socket.gethostname()
+
+
+@dataclass
+class TriggererConfig:
+    capacity: int = 1000
+    heartbeat_seconds: float = 5.0
+    health_threshold_seconds: float = 30.0
+    """A triggerer that has not heartbeated for this long is dead; others take its triggers."""
+    poll_seconds: float = 1.0
+    max_claims_per_loop: int = 1000
+    cleanup_every_seconds: float = 10.0
+    lag_threshold_seconds: float = 1.0
+    """The watchdog logs a trigger that holds the event loop for longer than this."""
+    event_batch_size: int = 1000
+
+
+@dataclass
+class TriggererStats:
+    claimed: int = 0
+    fired: int = 0
+    failed: int = 0
+    timed_out: int = 0
+    cancelled: int = 0
+    orphans_deleted: int = 0
+
+    @property
+    def did_work(self) -> bool:
+        return bool(self.claimed or self.fired or self.failed or self.timed_out
+                    or self.cancelled or self.orphans_deleted)
+
+
+@dataclass
+class _Loaded:
+    ok: list[tuple[int, Any, str]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+
+
+class TriggererJob:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        cipher: MultiFernet,
+        config: TriggererConfig | None = None,
+        clock: Clock = utcnow,
+        hostname: str = HOSTNAME,
+    ) -> None:
+        self.engine = engine
+        self.cipher = cipher
+        self.config = config or TriggererConfig()
+        self.clock = clock
+        self.hostname = hostname
+        self.job_id: int | None = None
+        self._wake = threading.Event()
+        self.runner = TriggerRunner(on_outcome=self._wake.set,
+                                    lag_threshold=self.config.lag_threshold_seconds)
+        self.runner.on_blocked = lambda *_: metrics.BLOCKED.inc()
+        self.state_reader = make_state_reader(engine)
+        self._serials: dict[int, int] = {}
+        self._last_heartbeat = 0.0
+        self._last_cleanup = 0.0
+        self._at_capacity = False
+        self._remove_listener: Callable[[], None] | None = None
+        self._started = False
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Check the key against the stored triggers, register the job, start the loop."""
+        with self.engine.connect() as conn:
+            token = trigger_repo.any_kwargs(conn)
+        if token is not None:
+            try:
+                decrypt_json(self.cipher, token)
+            except FernetKeyError as exc:
+                raise FernetKeyError(
+                    "The triggerer's Fernet key cannot decrypt the triggers stored in the "
+                    f"database: {exc}") from None
+        with transaction(self.engine) as conn:
+            self.job_id = job_repo.register(
+                conn, job_type=trigger_repo.TRIGGERER_JOB, hostname=self.hostname,
+                pid=os.getpid(), capacity=self.config.capacity, now=self.clock())
+        self._last_heartbeat = time.monotonic()
+        metrics.HEARTBEAT_AGE.set_function(lambda: time.monotonic() - self._last_heartbeat)
+        metrics.RUNNING.set_function(lambda: len(self.runner))
+        self.runner.start()
+        self._remove_listener = door.add_transition_listener(self._on_transitions)
+        self._started = True
+        log.info("Triggerer %s started on %s (pid %s, capacity %s)", self.job_id,
+                 self.hostname, os.getpid(), self.config.capacity)
+
+    def stop(self) -> None:
+        """Cancel the triggers, release them for other triggerers, mark the job stopped."""
+        if not self._started:
+            return
+        self._started = False
+        if self._remove_listener is not None:
+            self._remove_listener()
+            self._remove_listener = None
+        self.runner.stop()
+        try:
+            self._write_outcomes()
+        except Exception:
+            log.exception("could not write the last trigger events")
+        with transaction(self.engine) as conn:
+            released = trigger_repo.release(conn, self.job_id) if self.job_id else 0
+            if self.job_id:
+                job_repo.stop(conn, self.job_id, self.clock())
+        log.info("Triggerer %s stopped; released %d triggers for other triggerers", self.job_id,
+                 released)
+
+    def run_forever(self, stop: threading.Event) -> None:
+        if not self._started:
+            self.start()
+        try:
+            while not stop.is_set():
+                try:
+                    stats = self.run_once()
+                except Exception:
+                    log.exception("triggerer loop failed; retrying")
+                    stop.wait(self.config.poll_seconds)
+                    continue
+                if stats.claimed >= self.config.max_claims_per_loop or self.runner.has_outcomes():
+                    continue
+                self._wake.wait(self.config.poll_seconds)
+                self._wake.clear()
+        finally:
+            self.stop()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _on_transitions(self, events: Sequence[door.TransitionEvent]) -> None:
+        if any(e.to == "deferred" for e in events):
+            self._wake.set()
+
+    # -- one loop -----------------------------------------------------------------------------
+
+    def run_once(self) -> TriggererStats:
+        assert self.job_id is not None, "start() the triggerer first"
+        stats = TriggererStats()
+        mono = time.monotonic()
+        if mono - self._last_heartbeat >= self.config.heartbeat_seconds:
+            self._heartbeat()
+        self._wake.clear()
+        stats.fired, stats.failed = self._write_outcomes()
+        now = self.clock()
+        with transaction(self.engine) as conn:
+            timed_out = apply_timeouts(conn, now=now)
+        for r in timed_out:
+            log.warning("Trigger %s of %s.%s (run %s, try %s) timed out; the task fails",
+                        r.trigger_id, r.dag_id, r.task_id, r.run_id, r.try_number)
+        stats.timed_out = len(timed_out)
+        metrics.TIMED_OUT.inc(len(timed_out))
+        if mono - self._last_cleanup >= self.config.cleanup_every_seconds:
+            self._last_cleanup = mono
+            stats.orphans_deleted = self._clean_up()
+        stats.cancelled = self._cancel_lost()
+        stats.claimed = self._claim()
+        return stats
+
+    def _heartbeat(self) -> None:
+        with transaction(self.engine) as conn:
+            alive = job_repo.heartbeat(conn, self.job_id, self.clock())  # type: ignore[arg-type]
+            if not alive:
+                old = self.job_id
+                self.job_id = job_repo.register(
+                    conn, job_type=trigger_repo.TRIGGERER_JOB, hostname=self.hostname,
+                    pid=os.getpid(), capacity=self.config.capacity, now=self.clock())
+                log.warning("Triggerer job %s was marked stopped; continuing as job %s", old,
+                            self.job_id)
+        self._last_heartbeat = time.monotonic()
+
+    def _write_outcomes(self) -> tuple[int, int]:
+        fired_n = failed_n = 0
+        while True:
+            batch = self.runner.drain(self.config.event_batch_size)
+            if not batch:
+                return fired_n, failed_n
+            # An outcome of a run that was cancelled (the trigger is no longer ours) is dropped.
+            batch = [o for o in batch if self._serials.get(o.trigger_id) == o.serial]
+            for o in batch:
+                self._serials.pop(o.trigger_id, None)
+            fired = [Fired(o.trigger_id, o.event.to_data(), o.end_from_trigger)
+                     for o in batch if o.kind == FIRED]
+            failures = [Failure(o.trigger_id, o.error or "trigger failed", o.traceback)
+                        for o in batch if o.kind != FIRED]
+            with transaction(self.engine) as conn:
+                applied = apply_events(conn, fired, failures, now=self.clock(),
+                                       triggerer_id=self.job_id)
+            self._log_outcomes(batch, applied.stale)
+            fired_n += len(fired)
+            failed_n += len(failures)
+            metrics.FIRED.inc(len(fired))
+            metrics.FAILED.inc(len(failures))
+
+    def _log_outcomes(self, batch: Sequence[Outcome], stale: Sequence[int]) -> None:
+        stale_set = set(stale)
+        for o in batch:
+            if o.trigger_id in stale_set:
+                log.info("Trigger %s sent an event, but no task instance waits on it any more",
+                         o.trigger_id)
+            elif o.kind == FIRED:
+                log.info("Trigger %s fired event: %r", o.trigger_id, o.event)
+            else:
+                log.error("Trigger %s failed with exception: %s\n%s", o.trigger_id, o.error,
+                          o.traceback or "")
+
+    def _clean_up(self) -> int:
+        with transaction(self.engine) as conn:
+            result = clean_up_triggers(conn)
+        if result.deleted:
+            log.info("Deleted %d orphaned triggers that no task instance waits on: %s",
+                     len(result.deleted), ", ".join(f"{r.id} ({r.classpath})"
+                                                   for r in result.deleted[:20]))
+        return len(result.deleted)
+
+    def _cancel_lost(self) -> int:
+        running = self.runner.running_ids()
+        if not running:
+            return 0
+        with self.engine.connect() as conn:
+            mine = trigger_repo.assigned_to(conn, self.job_id)  # type: ignore[arg-type]
+        lost = running - mine
+        if lost:
+            for tid in lost:
+                self._serials.pop(tid, None)
+            self.runner.cancel(lost)
+            log.info("Cancelled %d triggers that are no longer this triggerer's (deleted, "
+                     "cleared or taken over): %s", len(lost), sorted(lost)[:20])
+        return len(lost)
+
+    def _claim(self) -> int:
+        free = self.config.capacity - len(self.runner)
+        if free <= 0:
+            if not self._at_capacity:
+                log.warning("Triggerer at capacity (%s), not claiming new triggers",
+                            self.config.capacity)
+            self._at_capacity = True
+            return 0
+        self._at_capacity = False
+        now = self.clock()
+        cutoff = now - timedelta(seconds=self.config.health_threshold_seconds)
+        with transaction(self.engine) as conn:
+            rows = trigger_repo.claim(conn, self.job_id,  # type: ignore[arg-type]
+                                      limit=min(free, self.config.max_claims_per_loop),
+                                      heartbeat_after=cutoff)
+        if not rows:
+            return 0
+        taken_over = Counter(r.triggerer_id for r in rows if r.triggerer_id is not None)
+        for dead, n in sorted(taken_over.items()):
+            log.warning("Detected %d orphaned triggers from dead triggerer %s", n, dead)
+        loaded = self.load(rows)
+        for trigger_id, _, classpath in loaded.ok:
+            log.info("Claimed trigger %s with classpath %s", trigger_id, classpath)
+        self._serials.update(self.runner.add(loaded.ok))
+        if loaded.failures:
+            with transaction(self.engine) as conn:
+                apply_events(conn, [], loaded.failures, now=self.clock(),
+                             triggerer_id=self.job_id)
+            for f in loaded.failures:
+                log.error("Trigger %s failed with exception: %s", f.trigger_id, f.error)
+            metrics.FAILED.inc(len(loaded.failures))
+        return len(rows)
+
+    def load(self, rows: Sequence[Any]) -> _Loaded:
+        return load_triggers(rows, self.cipher, self.state_reader)
+
+
+def load_triggers(rows: Sequence[Any], cipher: MultiFernet, state_reader: Any) -> _Loaded:
+    """Decrypt, import and build each trigger; the ones that cannot be become failures."""
+    out = _Loaded()
+    for r in rows:
+        try:
+            kwargs = serde.deserialize(decrypt_json(cipher, r.kwargs),
+                                       path=f"kwargs of trigger {r.id}")
+            trigger = import_trigger(r.classpath, kwargs)
+        except (TriggerImportError, FernetKeyError, serde.SerializationError) as exc:
+            out.failures.append(Failure(r.id, f"Trigger {r.id} could not be loaded: {exc}",
+                                        reason="trigger_load"))
+            continue
+        except Exception as exc:
+            out.failures.append(Failure(
+                r.id, f"Trigger {r.id} ({r.classpath}) could not be built: "
+                      f"{type(exc).__name__}: {exc}", reason="trigger_load"))
+            continue
+        trigger.trigger_id = r.id
+        if getattr(trigger, "needs_state_reader", False):
+            trigger.state_reader = state_reader
+        out.ok.append((r.id, trigger, r.classpath))
+    return out
+
+
+def stop_on(signals: Sequence[int], stop: threading.Event) -> None:
+    """Set ``stop`` on each of ``signals`` (SIGTERM, SIGINT) in the main thread."""
+    import signal
+
+    for sig in signals:
+        signal.signal(sig, lambda *_: stop.set())
