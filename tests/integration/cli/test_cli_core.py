@@ -120,3 +120,15 @@ def test_an_unreachable_database_is_a_clear_error(env: dict[str, str]) -> None:
 def test_unknown_run_id(env: dict[str, str]) -> None:
     res = run(env, "tasks", "states", "nope")
     assert res.exit_code == 1 and "No DAG run with run id 'nope'" in res.output
+
+
+def test_tasks_why_explains_a_waiting_task(env: dict[str, str]) -> None:
+    run(env, "dags", "trigger", "good", "--run-id", "r9")
+    res = run(env, "tasks", "why", "r9", "done")
+    assert res.exit_code == 0, res.output
+    assert "none (Pending)" in res.output
+    assert "trigger rule all_success over upstream [hello=none]" in res.output
+    assert "not met yet" in res.output
+    res = run(env, "tasks", "why", "r9", "hello")
+    assert "no upstream tasks" in res.output
+    assert run(env, "tasks", "why", "r9", "nope").exit_code == 1

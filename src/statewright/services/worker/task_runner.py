@@ -114,6 +114,9 @@ def run_workload(
             data_interval_start=w.data_interval_start, data_interval_end=w.data_interval_end,
             conf=w.conf, try_number=w.try_number, max_tries=w.max_tries, xcoms=w.xcoms,
         )
+        # A sensor continuing its try after a reschedule (see sdk.sensors.base).
+        context["ti"].first_poke_at = getattr(w, "first_poke_at", None)
+        context["ti"].poke_count = getattr(w, "poke_count", 0)
         outcome = callbacks.run_try(task, context, w, _execute, ask)
         log.info("finished: %s%s", outcome.kind, f" ({outcome.error})" if outcome.error else "")
     return TryResult(**base, kind=outcome.kind, return_value=outcome.return_value,

@@ -1,0 +1,100 @@
+"""Pools: named sets of slots that task instances take while queued or running."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, select, update
+
+from statewright.core.states import TI
+from statewright.db.tables import pool, task_instance
+
+DEFAULT_POOL = "default_pool"
+DEFAULT_POOL_SLOTS = 128
+
+ti = task_instance.c
+_COUNTED = (TI.SCHEDULED.value, TI.QUEUED.value, TI.RUNNING.value, TI.DEFERRED.value)
+
+
+@dataclass
+class PoolStats:
+    """Airflow's ``Pool.slots_stats`` for one pool: slots by the state of the task instances."""
+
+    name: str
+    slots: int
+    description: str | None
+    include_deferred: bool
+    running: int = 0
+    queued: int = 0
+    deferred: int = 0
+    scheduled: int = 0
+
+    @property
+    def occupied(self) -> int:
+        return self.running + self.queued + (self.deferred if self.include_deferred else 0)
+
+    @property
+    def open(self) -> int:
+        return self.slots - self.occupied
+
+
+def ensure_default(conn: Connection, slots: int = DEFAULT_POOL_SLOTS) -> bool:
+    """Create ``default_pool`` when it is missing; True when it was created."""
+    if conn.execute(select(pool.c.name).where(pool.c.name == DEFAULT_POOL)).first() is not None:
+        return False
+    conn.execute(pool.insert().values(name=DEFAULT_POOL, slots=slots,
+                                      description="Default pool", include_deferred=False))
+    return True
+
+
+def get(conn: Connection, name: str) -> Any:
+    return conn.execute(select(pool).where(pool.c.name == name)).first()
+
+
+def list_all(conn: Connection) -> list[Any]:
+    return list(conn.execute(select(pool).order_by(pool.c.name)).all())
+
+
+def set_pool(conn: Connection, name: str, slots: int, *, description: str | None = None,
+             include_deferred: bool | None = None) -> bool:
+    """Create or update a pool; True when it was created."""
+    values: dict[str, Any] = {"slots": slots}
+    if description is not None:
+        values["description"] = description
+    if include_deferred is not None:
+        values["include_deferred"] = include_deferred
+    if conn.execute(update(pool).where(pool.c.name == name).values(**values)).rowcount:
+        return False
+    conn.execute(pool.insert().values(
+        name=name, slots=slots, description=description,
+        include_deferred=bool(include_deferred)))
+    return True
+
+
+def delete_pool(conn: Connection, name: str) -> bool:
+    return bool(conn.execute(delete(pool).where(pool.c.name == name)).rowcount)
+
+
+def slot_stats(conn: Connection) -> dict[str, PoolStats]:
+    """Every pool with the slots its task instances take, by state."""
+    stats = {
+        r.name: PoolStats(r.name, int(r.slots), r.description, bool(r.include_deferred))
+        for r in list_all(conn)
+    }
+    for name, state, used in conn.execute(
+        select(ti.pool, ti.state, func.coalesce(func.sum(ti.pool_slots), 0))
+        .where(ti.state.in_(_COUNTED))
+        .group_by(ti.pool, ti.state)
+    ).all():
+        s = stats.get(name)
+        if s is not None:
+            setattr(s, state, int(used))
+    return stats
+
+
+def task_instances_in_pool(conn: Connection, name: str) -> int:
+    """Unfinished task instances that use the pool (a pool in use cannot be deleted)."""
+    return int(conn.execute(
+        select(func.count()).where(ti.pool == name, ti.state.in_(_COUNTED))
+    ).scalar_one())

@@ -1,0 +1,180 @@
+"""Queueing scheduled task instances within capacity (Airflow's
+``_executable_task_instances_to_queued``).
+
+Candidates are the scheduled task instances of running runs of unpaused DAGs, highest
+``priority_weight`` first (then the run with the earlier logical date). A candidate is queued
+when, counting what this loop has queued already:
+
+- the executor has a free slot;
+- its pool exists and has ``pool_slots`` open (a pool's slots are taken by its queued and
+  running task instances, and by deferred ones when the pool says ``include_deferred``); a
+  task instance that needs more slots than its pool has never runs;
+- its run has fewer queued + running task instances than the DAG's ``max_active_tasks``
+  (per run, as in Airflow 3);
+- its task has fewer queued + running task instances, over all runs, than its
+  ``max_active_tis_per_dag``.
+
+A candidate that does not fit is skipped and lower-priority ones may still go. When a whole
+batch was blocked by full pools, runs or tasks, the query is repeated without them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from statewright.core.states import TI
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
+from statewright.db.engine import read_snapshot, transaction
+from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import pools as pool_repo
+from statewright.db.repositories import scheduling as sched_repo
+
+if TYPE_CHECKING:
+    from statewright.services.scheduler.scheduler import Scheduler
+
+log = logging.getLogger("statewright.scheduler.capacity")
+ACTOR = Actor.SCHEDULER
+_ROUNDS = 4
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: int
+    dag_id: str
+    task_id: str
+    dag_run_id: int
+    pool: str
+    pool_slots: int
+
+
+@dataclass
+class Selection:
+    chosen: list[int] = field(default_factory=list)
+    full_pools: set[str] = field(default_factory=set)
+    full_runs: set[int] = field(default_factory=set)
+    full_tasks: set[tuple[str, str]] = field(default_factory=set)
+
+
+def select_to_queue(
+    candidates: Sequence[Candidate],
+    *,
+    executor_slots: int,
+    pool_open: dict[str, int],
+    pool_total: Mapping[str, int],
+    run_active: dict[int, int],
+    run_limit: Callable[[str], int],
+    task_active: dict[tuple[str, str], int],
+    task_limit: Callable[[str, str], int | None],
+) -> Selection:
+    """Which candidates (already in priority order) to queue; updates the counters given."""
+    sel = Selection()
+    for c in candidates:
+        if len(sel.chosen) >= executor_slots:
+            break
+        if c.pool not in pool_open:
+            sel.full_pools.add(c.pool)  # no such pool: never scheduled (Airflow warns)
+            continue
+        if pool_open[c.pool] <= 0:
+            sel.full_pools.add(c.pool)
+            continue
+        if c.pool_slots > pool_total[c.pool] or c.pool_slots > pool_open[c.pool]:
+            sel.full_tasks.add((c.dag_id, c.task_id))
+            continue
+        if run_active.get(c.dag_run_id, 0) >= run_limit(c.dag_id):
+            sel.full_runs.add(c.dag_run_id)
+            continue
+        key = (c.dag_id, c.task_id)
+        limit = task_limit(c.dag_id, c.task_id)
+        if limit is not None and task_active.get(key, 0) >= limit:
+            sel.full_tasks.add(key)
+            continue
+        sel.chosen.append(c.id)
+        pool_open[c.pool] -= c.pool_slots
+        run_active[c.dag_run_id] = run_active.get(c.dag_run_id, 0) + 1
+        task_active[key] = task_active.get(key, 0) + 1
+    return sel
+
+
+def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
+    """Queue what fits and hand it to the executor after commit; returns how many."""
+    slots = scheduler.executor.slots_available()
+    if slots <= 0:
+        return 0
+    with read_snapshot(scheduler.engine) as conn:
+        if not sched_repo.any_queue_candidate(conn):
+            return 0
+    with transaction(scheduler.engine) as conn:
+        chosen = _choose(scheduler, conn, slots)
+        res = door.set_task_instance_state(conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED,
+                                           actor=ACTOR, now=now)
+    if res.changed:
+        scheduler.executor.queue_workloads(res.changed)
+    return len(res.changed)
+
+
+def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
+    if pool_repo.ensure_default(conn):
+        log.info("created %s with %d slots", pool_repo.DEFAULT_POOL,
+                 pool_repo.DEFAULT_POOL_SLOTS)
+    stats = pool_repo.slot_stats(conn)
+    pool_open = {name: s.open for name, s in stats.items()}
+    pool_total = {name: s.slots for name, s in stats.items()}
+    views: dict[str, Any] = {}
+    run_active: dict[int, int] = {}
+    task_active: dict[tuple[str, str], int] = {}
+    chosen: list[int] = []
+    skip_pools = {name for name, n in pool_open.items() if n <= 0}
+    skip_runs: set[int] = set()
+    skip_tasks: set[tuple[str, str]] = set()
+
+    def view(dag_id: str) -> Any:
+        if dag_id not in views:
+            hashes = dag_repo.get_hashes(conn, [dag_id])
+            views[dag_id] = scheduler.views.get(
+                dag_id, hashes[dag_id], lambda: dag_repo.get_serialized(conn, dag_id)
+            ) if dag_id in hashes else None
+        return views[dag_id]
+
+    def run_limit(dag_id: str) -> int:
+        v = view(dag_id)
+        return v.max_active_tasks if v is not None else 16
+
+    def task_limit(dag_id: str, task_id: str) -> int | None:
+        v = view(dag_id)
+        task = v.tasks.get(task_id) if v is not None else None
+        return None if task is None else task.max_active_tis_per_dag
+
+    for _ in range(_ROUNDS):
+        limit = (slots - len(chosen)) * 4
+        rows = sched_repo.queue_candidates(conn, limit, skip_pools=skip_pools,
+                                           skip_runs=skip_runs, skip_tasks=skip_tasks)
+        taken = set(chosen)
+        rows = [r for r in rows if r.id not in taken]
+        if not rows:
+            break
+        run_active.update({k: v for k, v in sched_repo.active_by_run(
+            conn, {r.dag_run_id for r in rows} - set(run_active)).items()})
+        keys = {(r.dag_id, r.task_id) for r in rows} - set(task_active)
+        task_active.update(sched_repo.active_by_task(conn, keys))
+        for key in keys:
+            task_active.setdefault(key, 0)
+        sel = select_to_queue(
+            [Candidate(r.id, r.dag_id, r.task_id, r.dag_run_id, r.pool, r.pool_slots)
+             for r in rows],
+            executor_slots=slots - len(chosen), pool_open=pool_open, pool_total=pool_total,
+            run_active=run_active, run_limit=run_limit, task_active=task_active,
+            task_limit=task_limit)
+        chosen += sel.chosen
+        new_filters = (sel.full_pools - skip_pools or sel.full_runs - skip_runs
+                       or sel.full_tasks - skip_tasks)
+        skip_pools |= sel.full_pools
+        skip_runs |= sel.full_runs
+        skip_tasks |= sel.full_tasks
+        if len(chosen) >= slots or len(rows) < limit or not new_filters:
+            break
+    return chosen
