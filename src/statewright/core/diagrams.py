@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any
 
 from statewright.core.states import (
     RUN,
@@ -24,8 +25,8 @@ def _node(state: StrEnum) -> str:
     return state.value.upper()
 
 
-def _mermaid(edges: Mapping[tuple[StrEnum, StrEnum], Edge], initial: StrEnum,
-             terminal: frozenset[StrEnum], *, seed_only: bool) -> str:
+def _mermaid(edges: Mapping[Any, Edge[Any]], initial: StrEnum,
+             terminal: frozenset[Any], *, seed_only: bool) -> str:
     lines = ["```mermaid", "stateDiagram-v2", f"    [*] --> {_node(initial)}"]
     for (frm, to), edge in sorted(edges.items(), key=lambda kv: (kv[0][0].value, kv[0][1].value)):
         if seed_only and not edge.seed:
@@ -37,7 +38,7 @@ def _mermaid(edges: Mapping[tuple[StrEnum, StrEnum], Edge], initial: StrEnum,
     return "\n".join(lines)
 
 
-def _table(edges: Mapping[tuple[StrEnum, StrEnum], Edge]) -> str:
+def _table(edges: Mapping[Any, Edge[Any]]) -> str:
     rows = ["| from | to | who may take it | seed | reason |", "| --- | --- | --- | --- | --- |"]
     for (frm, to), edge in sorted(edges.items(), key=lambda kv: (kv[0][0].value, kv[0][1].value)):
         actors = ", ".join(sorted(a.value for a in edge.actors))
@@ -46,7 +47,7 @@ def _table(edges: Mapping[tuple[StrEnum, StrEnum], Edge]) -> str:
     return "\n".join(rows)
 
 
-def _names(names: Mapping[StrEnum, frozenset[StrEnum]]) -> str:
+def _names(names: Mapping[Any, frozenset[Any]]) -> str:
     rows = ["| type | names it may carry |", "| --- | --- |"]
     for state, allowed in names.items():
         rows.append(f"| `{state.value}` | {', '.join(sorted(n.value for n in allowed))} |")

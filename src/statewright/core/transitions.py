@@ -52,7 +52,9 @@ class Edge(Generic[S]):
     seed: bool = False
 
 
-def _ti(frm: TI, to: TI, reason: str, actors: frozenset[Actor] = SYSTEM, seed: bool = False):
+def _ti(
+    frm: TI, to: TI, reason: str, actors: frozenset[Actor] = SYSTEM, seed: bool = False
+) -> Edge[TaskInstanceState]:
     return Edge(frm, to, reason, actors, seed)
 
 
@@ -159,7 +161,9 @@ TASK_INSTANCE_EDGES: dict[tuple[TaskInstanceState, TaskInstanceState], Edge[Task
 TASK_INSTANCE_EDGES = _merge(_SEED_TI + _EXTRA_TI + _mark_edges())
 
 
-def _run(frm: RUN, to: RUN, reason: str, actors: frozenset[Actor] = SYSTEM, seed: bool = False):
+def _run(
+    frm: RUN, to: RUN, reason: str, actors: frozenset[Actor] = SYSTEM, seed: bool = False
+) -> Edge[DagRunState]:
     return Edge(frm, to, reason, actors, seed)
 
 
@@ -188,7 +192,9 @@ _RUN_EDGES: list[Edge[DagRunState]] = [
 DAG_RUN_EDGES: dict[tuple[DagRunState, DagRunState], Edge[DagRunState]] = _merge(_RUN_EDGES)
 
 
-def task_instance_edge(frm: TaskInstanceState, to: TaskInstanceState, actor: Actor) -> Edge:
+def task_instance_edge(
+    frm: TaskInstanceState, to: TaskInstanceState, actor: Actor
+) -> Edge[TaskInstanceState]:
     """Return the edge or raise ``InvalidTransition``."""
     edge = TASK_INSTANCE_EDGES.get((TI(frm), TI(to)))
     if edge is None:
@@ -201,7 +207,7 @@ def task_instance_edge(frm: TaskInstanceState, to: TaskInstanceState, actor: Act
     return edge
 
 
-def dag_run_edge(frm: DagRunState, to: DagRunState, actor: Actor) -> Edge:
+def dag_run_edge(frm: DagRunState, to: DagRunState, actor: Actor) -> Edge[DagRunState]:
     edge = DAG_RUN_EDGES.get((RUN(frm), RUN(to)))
     if edge is None:
         raise InvalidTransition("dag run", str(frm), str(to), str(actor))

@@ -132,3 +132,13 @@ def test_tasks_why_explains_a_waiting_task(env: dict[str, str]) -> None:
     res = run(env, "tasks", "why", "r9", "hello")
     assert "no upstream tasks" in res.output
     assert run(env, "tasks", "why", "r9", "nope").exit_code == 1
+
+
+def test_db_reset_asks_then_empties(env: dict[str, str]) -> None:
+    run(env, "dags", "trigger", "good", "--run-id", "keep")
+    refused = CliRunner().invoke(cli, ["db", "reset"], env=env, input="n\n")
+    assert refused.exit_code == 1 and "nothing was changed" in refused.output
+    assert "keep" in run(env, "tasks", "states", "keep").output
+    done = run(env, "db", "reset", "--yes")
+    assert done.exit_code == 0
+    assert run(env, "tasks", "states", "keep").exit_code == 1

@@ -65,7 +65,7 @@ def get_serialized(conn: Connection, dag_id: str) -> dict[str, Any] | None:
     return None if row is None else dict(row.serialized)
 
 
-def get_serialized_many(conn: Connection, dag_ids: Iterable[str]) -> dict[str, tuple[str, dict]]:
+def get_serialized_many(conn: Connection, dag_ids: Iterable[str]) -> dict[str, tuple[str, dict[str, Any]]]:
     """dag_id → (dag_hash, serialized)."""
     ids = list(set(dag_ids))
     if not ids:
