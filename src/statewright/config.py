@@ -52,6 +52,19 @@ def _positive(env: Mapping[str, str], key: str, read: Callable[..., N], default:
     return value
 
 
+EXECUTORS = ("local", "celery")
+
+
+def _choice(env: Mapping[str, str], key: str, choices: tuple[str, ...], default: str) -> str:
+    raw = (env.get(key) or "").strip().lower()
+    if not raw:
+        return default
+    if raw not in choices:
+        raise ConfigurationError(f"{key}={env.get(key)!r} is not one of {', '.join(choices)}; "
+                                 f"set it to e.g. {default}.")
+    return raw
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -88,6 +101,13 @@ class Settings:
     """A run queued for longer than this is named Late."""
     late_task_threshold_seconds: float = 60.0
     """A task instance scheduled or queued for longer than this is named Late."""
+    executor: str = "local"
+    """``local`` (task processes of the scheduler's process) or ``celery`` (Celery workers)."""
+    celery_broker_url: str = "redis://127.0.0.1:6379/0"
+    """The Celery broker: ``redis://…`` or ``amqp://…`` (RabbitMQ)."""
+    celery_visibility_timeout: float = 3600.0
+    """Redis broker: seconds before a message taken by a worker that never acknowledged it
+    (the worker died) is delivered again. Longer than the longest try."""
     extra: dict[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **kwargs: object) -> Settings:
@@ -133,4 +153,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             env, "STATEWRIGHT_LATE_RUN_THRESHOLD_SECONDS", _float, 60.0),
         late_task_threshold_seconds=_positive(
             env, "STATEWRIGHT_LATE_TASK_THRESHOLD_SECONDS", _float, 60.0),
+        executor=_choice(env, "STATEWRIGHT_EXECUTOR", EXECUTORS, "local"),
+        celery_broker_url=env.get("STATEWRIGHT_CELERY_BROKER_URL")
+        or "redis://127.0.0.1:6379/0",
+        celery_visibility_timeout=_positive(
+            env, "STATEWRIGHT_CELERY_VISIBILITY_TIMEOUT", _float, 3600.0),
     )

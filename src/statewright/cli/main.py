@@ -94,11 +94,10 @@ def dags() -> None:
 
 
 def _sync(app: App, include_examples: bool | None = None) -> None:
-    from statewright.services.dag_processor import DagProcessor
+    from statewright.cli.commands.scheduling import processor_for
 
     app.ensure_schema()
-    DagProcessor(app.engine, app.settings.dags_folder,
-                 paused_at_creation=app.settings.dags_are_paused_at_creation).run_once()
+    processor_for(app).run_once()
 
 
 @dags.command("list")
@@ -122,25 +121,6 @@ def dags_list(app: App, output: str) -> None:
         table.add_row(r.dag_id, str(len(r.serialized["tasks"])), str(r.is_paused),
                       r.schedule_summary or "None", r.fileloc or "")
     console.print(table)
-
-
-@dags.command("errors")
-@click.pass_obj
-@friendly
-def dags_errors(app: App) -> None:
-    """Files in the DAGs folder that failed to import, with the traceback."""
-    from statewright.db.repositories import import_errors
-
-    _sync(app)
-    with app.engine.connect() as conn:
-        rows = import_errors.list_all(conn)
-    if not rows:
-        console.print("no import errors")
-        return
-    for r in rows:
-        console.rule(f"[red]{r.filename}[/]")
-        console.print(r.stacktrace, highlight=False, markup=False)
-    sys.exit(1)
 
 
 def _parse_conf(conf: str | None) -> dict[str, Any]:
@@ -206,35 +186,6 @@ def dags_test(app: App, dag_id: str, conf: str | None) -> None:
     console.print(f"run {res.run_id}: [{color}]{res.state.value}[/]")
     if res.state.value != "success":
         sys.exit(1)
-
-
-@dags.command("pause")
-@click.argument("dag_id")
-@click.pass_obj
-@friendly
-def dags_pause(app: App, dag_id: str) -> None:
-    """Stop new runs of DAG_ID being created and started."""
-    _set_paused(app, dag_id, True)
-
-
-@dags.command("unpause")
-@click.argument("dag_id")
-@click.pass_obj
-@friendly
-def dags_unpause(app: App, dag_id: str) -> None:
-    """Let DAG_ID's runs be created and started again."""
-    _set_paused(app, dag_id, False)
-
-
-def _set_paused(app: App, dag_id: str, paused: bool) -> None:
-    from statewright.db.engine import transaction
-    from statewright.db.repositories import dags as dag_repo
-
-    _sync(app)
-    with transaction(app.engine) as conn:
-        if not dag_repo.set_paused(conn, dag_id, paused):
-            raise StatewrightError(f"No DAG with id {dag_id!r}; see `statewright dags list`.")
-    console.print(f"{dag_id} {'paused' if paused else 'unpaused'}")
 
 
 @dags.command("runs")
@@ -346,7 +297,6 @@ def tasks_history(app: App, run_id: str, task_id: str, dag_id: str | None) -> No
 
 def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
                   examples: bool = False, with_triggerer: bool = False) -> None:
-    from statewright.services.dag_processor import DagProcessor
     from statewright.services.dag_view import DagViewCache
     from statewright.services.executors.local import LocalExecutor
     from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
@@ -355,23 +305,39 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
     app.ensure_schema()
     s = app.settings
     stop = threading.Event()
+    api_url = None
+    if with_api:  # the port is bound first: when it is taken, nothing has started yet
+        from statewright.api.server import start_api_thread
+
+        _, api_url = start_api_thread(app.engine, s, stop)
     views = DagViewCache()
     from statewright.services.worker.deferral import install_cipher, load_cipher
 
     install_cipher(load_cipher(s))  # the worker stores trigger kwargs encrypted: key needed
-    executor = LocalExecutor(app.engine, parallelism=s.parallelism, logs_folder=s.logs_folder,
-                             heartbeat_seconds=s.heartbeat_seconds, views=views)
+    executor: Any
+    if s.executor == "celery":  # tries run on `statewright celery-worker` processes
+        from statewright.services.executors.celery import CeleryExecutor
+
+        executor = CeleryExecutor(app.engine, broker_url=s.celery_broker_url,
+                                  parallelism=s.parallelism,
+                                  visibility_timeout=s.celery_visibility_timeout)
+    else:
+        executor = LocalExecutor(app.engine, parallelism=s.parallelism,
+                                 logs_folder=s.logs_folder,
+                                 heartbeat_seconds=s.heartbeat_seconds, views=views)
     executor.start()
     from datetime import timedelta
+
+    from statewright.cli.commands.scheduling import processor_for, scheduler_steps
 
     scheduler = Scheduler(app.engine, executor, views=views, config=SchedulerConfig(
         idle_seconds=s.scheduler_idle_seconds,
         zombie_threshold=timedelta(seconds=s.zombie_threshold_seconds),
-        queued_timeout=timedelta(seconds=s.queued_timeout_seconds)))
+        queued_timeout=timedelta(seconds=s.queued_timeout_seconds)),
+        extra_steps=scheduler_steps(app))  # schedules → runs, backfills, Late
     threads = []
     if with_processor:
-        proc = DagProcessor(app.engine, s.dags_folder,
-                            paused_at_creation=s.dags_are_paused_at_creation)
+        proc = processor_for(app)
         proc.run_once()
         threads.append(start_thread(proc.run_forever, "dag-processor", stop))
     if examples:
@@ -389,6 +355,9 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
     signal.signal(signal.SIGINT, _stop)
     console.print(f"statewright running: database {app.engine.url.render_as_string()}, "
                   f"DAGs from {s.dags_folder}, logs in {s.logs_folder}. Ctrl-C stops.")
+    if api_url:
+        console.print(f"web UI and REST API at [bold]{api_url}[/] (API docs: {api_url}api/docs)",
+                      soft_wrap=True)
     while not stop.is_set():
         time.sleep(0.2)
     console.print("stopping…")
@@ -401,19 +370,36 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
 @click.pass_obj
 @friendly
 def scheduler(app: App) -> None:
-    """Run the scheduler with the local executor."""
+    """Run the scheduler with the executor STATEWRIGHT_EXECUTOR names (local or celery)."""
     _run_services(app, with_processor=False)
+
+
+@cli.command("api-server")
+@click.option("--host", help="Interface to listen on (default STATEWRIGHT_API_HOST or 127.0.0.1).")
+@click.option("--port", type=int, help="Port to listen on (default STATEWRIGHT_API_PORT or 8080).")
+@click.pass_obj
+@friendly
+def api_server(app: App, host: str | None, port: int | None) -> None:
+    """Serve the REST API (/api/v1, docs at /api/docs) and the web UI."""
+    from statewright.api.server import make_server
+
+    configure_logging()
+    app.ensure_schema()
+    server = make_server(app.engine, app.settings, host=host, port=port, log_level="info")
+    console.print(f"statewright web UI and REST API at [bold]{server.url}[/] "
+                  f"(API docs: {server.url}api/docs). Ctrl-C stops.", soft_wrap=True)
+    server.run()
 
 
 def _start_examples(app: App, stop: threading.Event) -> threading.Thread:
     """Load the bundled example DAGs and give each one a first run."""
+    from statewright.cli.commands.scheduling import processor_for
     from statewright.core.clock import utcnow
     from statewright.db.engine import transaction
     from statewright.db.repositories import runs as run_repo
-    from statewright.services.dag_processor import DagProcessor
     from statewright.services.dag_runs import trigger_dag
 
-    proc = DagProcessor(app.engine, app.example_dags_folder())
+    proc = processor_for(app, app.example_dags_folder())
     proc.run_once()
     example_ids = _example_ids(app)
     with transaction(app.engine) as conn:
@@ -439,7 +425,8 @@ def _example_ids(app: App) -> list[str]:
 @click.pass_obj
 @friendly
 def standalone(app: App, examples: bool) -> None:
-    """Run everything on this machine: DAG processor, scheduler, executor and triggerer."""
+    """Run everything on this machine: DAG processor, scheduler, executor, triggerer, and the
+    web UI and REST API (STATEWRIGHT_API_HOST:STATEWRIGHT_API_PORT, default 127.0.0.1:8080)."""
     _run_services(app, with_processor=True, with_api=True, examples=examples,
                   with_triggerer=True)
 

@@ -167,9 +167,10 @@ def test_clearing_unfinished_task_instances_puts_them_back_to_none(harness: Any)
     h.move("b", TI.SCHEDULED, TI.QUEUED)
     h.move("c", TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.UP_FOR_RESCHEDULE, actor=Actor.WORKER,
            reschedule_date=h.clock() + timedelta(hours=1))
+    c_id = h.tis()["c"].id
     with transaction(h.engine) as conn:
         conn.execute(task_reschedule.insert().values(
-            task_instance_id=h.tis()["c"].id, try_number=1, start_date=h.clock(),
+            task_instance_id=c_id, try_number=1, start_date=h.clock(),
             end_date=h.clock(), duration=0.0, reschedule_date=h.clock()))
     plan = clear_task_instances(h.engine, "r1", task_regexes=["a|b|c"], now=h.clock())
     assert {c.task_id: [s.value for s in c.path] for c in plan.changes} == {

@@ -117,8 +117,8 @@ def tasks_clear(app: Any, run_id: str, dag_id: str | None, task_regexes: tuple[s
     from statewright.services.controls import clear_task_instances
 
     engine = _engine(app)
-    kwargs = dict(dag_id=dag_id, task_regexes=task_regexes, upstream=upstream,
-                  downstream=downstream, only_failed=only_failed)
+    kwargs: dict[str, Any] = dict(dag_id=dag_id, task_regexes=task_regexes, upstream=upstream,
+                                  downstream=downstream, only_failed=only_failed)
     plan = clear_task_instances(engine, run_id, dry_run=True, now=_now(), **kwargs)
     if dry_run or plan.empty:
         _show(plan, applied=False)

@@ -75,7 +75,9 @@ def register(cli: click.Group) -> None:
     def triggerer(app: Any, capacity: int | None) -> None:
         """Run the triggerer: the event loop where deferred tasks' triggers run."""
         from statewright.cli.app import configure_logging
+        from statewright.services.worker.deferral import load_cipher
 
+        load_cipher(app.settings)  # a missing or malformed key stops here, before anything
         configure_logging()
         app.ensure_schema()
         stop = threading.Event()

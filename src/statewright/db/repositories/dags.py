@@ -191,3 +191,13 @@ def active_in_file(conn: Connection, fileloc: str) -> set[str]:
     return set(conn.execute(
         select(dag.c.dag_id).where(dag.c.is_active.is_(True), dag.c.fileloc == fileloc)
     ).scalars())
+
+
+def lock(conn: Connection, dag_ids: Iterable[str]) -> None:
+    """Serialize decisions that count per DAG (max_active_runs / max_active_tasks) between
+    schedulers: on PostgreSQL, row locks on the DAGs in a fixed order; SQLite's BEGIN IMMEDIATE
+    already serializes writers."""
+    ids = sorted(set(dag_ids))
+    if ids and conn.dialect.name == "postgresql":
+        conn.execute(select(dag.c.dag_id).where(dag.c.dag_id.in_(ids))
+                     .order_by(dag.c.dag_id).with_for_update())

@@ -110,8 +110,9 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
             return 0
     with transaction(scheduler.engine) as conn:
         chosen = _choose(scheduler, conn, slots)
-        res = door.set_task_instance_state(conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED,
-                                           actor=ACTOR, now=now)
+        res = door.set_task_instance_state(
+            conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
+            values={"executor": getattr(scheduler.executor, "identity", None)})
     if res.changed:
         scheduler.executor.queue_workloads(res.changed)
     return len(res.changed)

@@ -39,6 +39,8 @@ from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_abandoned
 from statewright.services.dag_view import DagView, DagViewCache
+from statewright.services.scheduler.capacity import queue_scheduled
+from statewright.services.scheduler.past import blocked_by_past
 from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
 
 log = logging.getLogger("statewright.scheduler")
@@ -172,6 +174,7 @@ class Scheduler:
                 return 0
         with transaction(self.engine) as conn:
             queued = run_repo.queued_runs_to_start(conn, self.config.max_runs_to_start)
+            dag_repo.lock(conn, [r.dag_id for r in queued])
             running = run_repo.count_running_by_dag(conn, [r.dag_id for r in queued])
             to_start: list[int] = []
             for r in queued:
@@ -265,11 +268,13 @@ class Scheduler:
 
         # Trigger rules.
         order = [tid for tid in view.order if tid in states]
+        blocked = blocked_by_past(conn, w.run_pk, view, states)  # depends_on_past
         planned = plan_dependencies(
             order,
             {tid: view.tasks[tid].upstream for tid in order},
             {tid: view.tasks[tid].trigger_rule for tid in order},
             states,
+            blocked=blocked,
         )
         grouped: dict[TaskInstanceState, list[int]] = defaultdict(list)
         for tid, target in planned.items():
@@ -283,7 +288,8 @@ class Scheduler:
         tis_view = [RunTaskView(tid, s) for tid, s in states.items()]
         leaves = {tid for tid in states if tid in view.leaves or tid not in view.tasks}
         any_schedulable = bool(planned) or any(
-            s not in (TI.NONE,) for s in states.values() if s in _UNFINISHED_ALL)
+            s not in (TI.NONE,) for s in states.values() if s in _UNFINISHED_ALL) or any(
+            states[tid] is TI.NONE for tid in blocked)  # waits for the previous run
         decided = decide_run_state(tis_view, leaves, any_schedulable=any_schedulable)
         if decided is None:
             return changed, 0
@@ -322,33 +328,8 @@ class Scheduler:
         return changed
 
     def _queue_scheduled(self, now: datetime) -> int:
-        slots = self.executor.slots_available()
-        if slots <= 0:
-            return 0
-        with read_snapshot(self.engine) as conn:
-            if not ti_repo.scheduled_to_queue(conn, limit=1):
-                return 0
-        with transaction(self.engine) as conn:
-            candidates = ti_repo.scheduled_to_queue(conn, limit=slots * 4)
-            dag_ids = {c.dag_id for c in candidates}
-            active = ti_repo.count_active_by_dag(conn, dag_ids)
-            hashes = dag_repo.get_hashes(conn, dag_ids)
-            limits = {d: self._view(conn, d, h).max_active_tasks for d, h in hashes.items()}
-            chosen: list[int] = []
-            for c in candidates:
-                if len(chosen) >= slots:
-                    break
-                n = active.get(c.dag_id, 0)
-                if n >= limits.get(c.dag_id, 16):
-                    continue
-                active[c.dag_id] = n + 1
-                chosen.append(c.id)
-            res = door.set_task_instance_state(
-                conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
-                values={"executor": getattr(self.executor, "identity", None)})
-        if res.changed:
-            self.executor.queue_workloads(res.changed)
-        return len(res.changed)
+        # Pools, priority, max_active_tasks per run, max_active_tis_per_dag: capacity.py.
+        return queue_scheduled(self, now)
 
     # -- housekeeping -------------------------------------------------------------------------
 

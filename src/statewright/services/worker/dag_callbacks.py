@@ -127,6 +127,7 @@ def run_dag_callbacks(request: DagCallbackRequest, dag: Any = None) -> DagCallba
                       traceback.format_exc())
             report.errors.append(f"{request.kind} {_name(fn)} raised {type(exc).__name__}: "
                                  f"{exc}; the run's state is unchanged")
+    report.ok = not report.errors
     return report
 
 

@@ -65,10 +65,17 @@ def start_tries(
     views: DagViewCache,
     logs_folder: Path | None,
     actor: Actor = Actor.EXECUTOR,
+    fences: Mapping[int, int] | None = None,
 ) -> list[Workload]:
     """Move queued task instances to running (a new try, or the same try when resuming) and
-    return their workloads. Task instances no longer queued are left out (lost race)."""
-    rows = [r for r in ti_repo.workloads(conn, ti_ids) if r.state == TI.QUEUED.value]
+    return their workloads. Task instances no longer queued are left out (lost race).
+
+    ``fences`` maps a task instance to the try number it had when it was queued (what a
+    message carried): one queued at another try is left out, so a stale or duplicated
+    message never starts a try. The change itself is fenced on the try number that was read."""
+    fences = fences or {}
+    rows = [r for r in ti_repo.workloads(conn, ti_ids) if r.state == TI.QUEUED.value
+            and fences.get(r.id, r.try_number) == r.try_number]
     if not rows:
         return []
     by_pk = {r.id: r for r in rows}
@@ -82,8 +89,8 @@ def start_tries(
     started: set[int] = set()
     if fresh:
         started |= set(door.set_task_instance_state(
-            conn, fresh, frm=TI.QUEUED, to=TI.RUNNING, actor=actor, now=now,
-            increment_try=True, values=values).changed)
+            conn, [], fenced=[(pk, by_pk[pk].try_number) for pk in fresh], frm=TI.QUEUED,
+            to=TI.RUNNING, actor=actor, now=now, increment_try=True, values=values).changed)
     if resuming:
         from statewright.core.states import StateName
 
@@ -92,8 +99,9 @@ def start_tries(
         for ids, name in ((deferred, StateName.RESUMING), (rescheduled, None)):
             if ids:
                 started |= set(door.set_task_instance_state(
-                    conn, ids, frm=TI.QUEUED, to=TI.RUNNING, actor=actor, now=now,
-                    name=name, values=values).changed)
+                    conn, [], fenced=[(pk, by_pk[pk].try_number) for pk in ids],
+                    frm=TI.QUEUED, to=TI.RUNNING, actor=actor, now=now, name=name,
+                    values=values).changed)
     rows = [r for r in rows if r.id in started]
     if not rows:
         return []

@@ -1,0 +1,265 @@
+"""Triggerer benchmark (not a test). Prints one JSON line.
+
+1. One triggerer holding N concurrent TimeDeltaTriggers, N = 1,000 / 10,000 / 50,000 (each in a
+   fresh process, on SQLite): resident memory per trigger, time to claim them all, and events
+   applied to the database per second when they all come due at the same moment.
+2. 200 deferrable tasks that wait 1 s, run by the local executor, the scheduler and the
+   triggerer (threads of one process, SQLite): the defer → resume overhead per task, median =
+   (running → deferred written - defer() called) + (resumed try started - trigger moment);
+   defer() is called 1 s before the trigger's moment (a TimeDeltaTrigger of 1 s).
+
+Usage: python bench/triggerer.py [--sizes 1000,10000,50000] [--tasks 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+# -- 1. many triggers in one triggerer ----------------------------------------------------------
+
+
+def hold_triggers(n: int) -> dict[str, Any]:
+    from sqlalchemy import func, select
+
+    from statewright.core.clock import utcnow
+    from statewright.core.states import TI
+    from statewright.core.transitions import Actor
+    from statewright.crypto import generate_key, load_fernet
+    from statewright.db import transition as door
+    from statewright.db.engine import make_engine, transaction
+    from statewright.db.migrate import migrate
+    from statewright.db.repositories import dags as dag_repo
+    from statewright.db.tables import task_instance
+    from statewright.sdk.exceptions import TaskDeferred
+    from statewright.sdk.runtime import _deferred
+    from statewright.sdk.triggers import DateTimeTrigger
+    from statewright.services.dag_runs import create_run
+    from statewright.services.dag_view import DagView
+    from statewright.services.triggerer import TriggererConfig, TriggererJob
+    from statewright.services.worker import deferral
+    from statewright.services.worker.outcome import TryResult
+
+    logging.basicConfig(level=logging.WARNING)
+    tmp = tempfile.mkdtemp(prefix="sw-bench-trig-")
+    engine = make_engine(f"sqlite:///{tmp}/bench.db")
+    migrate(engine)
+    cipher = load_fernet(generate_key())
+    deferral.install_cipher(cipher)
+    serialized = {"dag_id": "hold", "fileloc": None,
+                  "tasks": [{"task_id": f"t{i}", "upstream": [], "downstream": []}
+                            for i in range(n)]}
+    now = utcnow()
+    with transaction(engine) as conn:
+        dag_repo.upsert_dag(conn, serialized, now=now)
+        run_pk = create_run(conn, DagView(serialized, dag_repo.dag_hash(serialized)), now=now,
+                            actor=Actor.USER)
+        door.set_dag_run_state(conn, run_pk, frm="queued", to="running",
+                               actor=Actor.SCHEDULER, now=now)
+        c = task_instance.c
+        rows = conn.execute(select(c.id, c.dag_id, c.run_id, c.task_id, c.dag_run_id)
+                            .where(c.dag_run_id == run_pk)).all()
+        ids = [r.id for r in rows]
+        for frm, to in ((TI.NONE, TI.SCHEDULED), (TI.SCHEDULED, TI.QUEUED)):
+            door.set_task_instance_state(conn, ids, frm=frm, to=to, actor=Actor.SCHEDULER,
+                                         now=now)
+        door.set_task_instance_state(conn, ids, frm=TI.QUEUED, to=TI.RUNNING,
+                                     actor=Actor.EXECUTOR, now=now, increment_try=True)
+    # All triggers come due at one moment, after the claims are done.
+    due = datetime.now(UTC) + timedelta(seconds=8 + n / 2500)
+    for start in range(0, n, 5000):
+        batch = rows[start:start + 5000]
+        results = [TryResult(ti_id=r.id, try_number=1, dag_id=r.dag_id, run_id=r.run_id,
+                             task_id=r.task_id, dag_run_id=r.dag_run_id, kind="deferred",
+                             extra=_deferred(TaskDeferred(trigger=DateTimeTrigger(due),
+                                                          method_name="execute")).extra)
+                   for r in batch]
+        with transaction(engine) as conn:
+            deferral.apply_waiting(conn, results, now=utcnow())
+    job = TriggererJob(engine, cipher=cipher, config=TriggererConfig(
+        capacity=n + 10, poll_seconds=0.05, cleanup_every_seconds=3600,
+        heartbeat_seconds=5.0))
+    job.start()
+    import gc
+
+    gc.collect()
+    rss_before = _rss_bytes()
+    started = time.perf_counter()
+    while len(job.runner) < n:
+        job.run_once()
+    claim_seconds = time.perf_counter() - started
+    time.sleep(0.5)  # every trigger reached its first await
+    gc.collect()
+    rss_per_trigger = (_rss_bytes() - rss_before) / n
+    claimed_before_due = datetime.now(UTC) < due
+    stop = threading.Event()
+    thread = threading.Thread(target=job.run_forever, args=(stop,))
+    thread.start()
+    scheduled = 0
+    while scheduled < n:
+        time.sleep(0.05)
+        with engine.connect() as conn:
+            scheduled = conn.execute(select(func.count()).select_from(task_instance).where(
+                task_instance.c.state == TI.SCHEDULED.value)).scalar_one()
+    applied_at = datetime.now(UTC)
+    stop.set()
+    thread.join()
+    engine.dispose()
+    return {
+        "triggers": n,
+        "rss_bytes_per_trigger": round(rss_per_trigger),
+        "claim_seconds": round(claim_seconds, 3),
+        "claimed_before_due": claimed_before_due,
+        "events_applied_per_second": round(n / max((applied_at - due).total_seconds(), 1e-9)),
+    }
+
+
+# -- 2. defer -> resume overhead ------------------------------------------------------------
+
+DAG_FILE = textwrap.dedent('''
+    from datetime import timedelta
+    from statewright.sdk import DAG, BaseOperator
+    from statewright.sdk.triggers import TimeDeltaTrigger
+
+    class Waiter(BaseOperator):
+        def execute(self, context):
+            self.defer(trigger=TimeDeltaTrigger(timedelta(seconds=1)), method_name="done")
+
+        def done(self, context, event=None):
+            return event
+
+    with DAG("bench_defer", max_active_tasks={n}):
+        for i in range({n}):
+            Waiter(task_id=f"w{{i}}")
+''')
+
+
+def defer_resume(n_tasks: int) -> dict[str, Any]:
+    from statewright.core.clock import utcnow
+    from statewright.core.transitions import Actor
+    from statewright.crypto import generate_key, load_fernet
+    from statewright.db.engine import make_engine, transaction
+    from statewright.db.migrate import migrate
+    from statewright.db.repositories import dags as dag_repo
+    from statewright.db.repositories import runs as run_repo
+    from statewright.db.repositories import task_instances as ti_repo
+    from statewright.db.repositories import transitions_log
+    from statewright.db.repositories import xcoms as xcom_repo
+    from statewright.sdk.loader import load_dag_file
+    from statewright.services.dag_runs import trigger_dag
+    from statewright.services.dag_view import DagViewCache
+    from statewright.services.executors.local import LocalExecutor
+    from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
+    from statewright.services.triggerer import TriggererConfig, TriggererJob
+    from statewright.services.worker import deferral
+
+    logging.basicConfig(level=logging.WARNING)
+    tmp = Path(tempfile.mkdtemp(prefix="sw-bench-defer-"))
+    (tmp / "bench_defer.py").write_text(DAG_FILE.format(n=n_tasks))
+    engine = make_engine(f"sqlite:///{tmp}/bench.db")
+    migrate(engine)
+    cipher = load_fernet(generate_key())
+    deferral.install_cipher(cipher)
+    loaded = load_dag_file(tmp / "bench_defer.py")
+    with transaction(engine) as conn:
+        dag_repo.upsert_dag(conn, loaded.dags["bench_defer"].serialize(), now=utcnow())
+    views = DagViewCache()
+    executor = LocalExecutor(engine, parallelism=8, views=views)
+    executor.start()
+    scheduler = Scheduler(engine, executor, views=views, config=SchedulerConfig(idle_seconds=1.0))
+    triggerer = TriggererJob(engine, cipher=cipher, config=TriggererConfig(poll_seconds=1.0))
+    stop = threading.Event()
+    threads = [threading.Thread(target=scheduler.run_forever, args=(stop,)),
+               threading.Thread(target=triggerer.run_forever, args=(stop,))]
+    for t in threads:
+        t.start()
+    with transaction(engine) as conn:
+        run_pk, _ = trigger_dag(conn, "bench_defer", now=utcnow(), actor=Actor.USER)
+    started = time.perf_counter()
+    while True:
+        with engine.connect() as conn:
+            state = run_repo.get(conn, run_pk).state
+        if state in ("success", "failed"):
+            break
+        time.sleep(0.05)
+    wall = time.perf_counter() - started
+    stop.set()
+    for t in threads:
+        t.join()
+    executor.stop()
+    overheads: list[float] = []
+    parts: dict[str, list[float]] = {"store_deferral": [], "fire": [], "scheduler_queue": [],
+                                     "executor_start": []}
+    with engine.connect() as conn:
+        tis = ti_repo.by_run(conn, run_pk)
+        moments = xcom_repo.get_return_values(conn, [(run_pk, t.task_id) for t in tis])
+        for t in tis:
+            hist = transitions_log.for_task_instance(conn, t.id)
+            runs = [h.at for h in hist if h.to_state == "running"]
+            assert len(runs) == 2, "each task runs twice: execute, then the resume"
+            deferred_at = next(h.at for h in hist if h.to_state == "deferred")
+            moment = datetime.fromisoformat(moments[(run_pk, t.task_id)])
+            # The trigger's moment is 1 s after the task called defer(): the overhead is the
+            # time to store the deferral plus the time from the moment to the resumed start.
+            asked = moment - timedelta(seconds=1)
+            overheads.append((deferred_at - asked).total_seconds()
+                             + (runs[1] - moment).total_seconds())
+            fired = next(h.at for h in hist if h.from_state == "deferred")
+            queued = [h.at for h in hist if h.to_state == "queued"][-1]
+            parts["store_deferral"].append((deferred_at - asked).total_seconds())
+            parts["fire"].append((fired - moment).total_seconds())
+            parts["scheduler_queue"].append((queued - fired).total_seconds())
+            parts["executor_start"].append((runs[1] - queued).total_seconds())
+    engine.dispose()
+    return {"tasks": n_tasks, "state": state, "wall_seconds": round(wall, 3),
+            "defer_resume_overhead_ms_median": round(statistics.median(overheads) * 1000, 1),
+            "defer_resume_overhead_ms_p90": round(
+                statistics.quantiles(overheads, n=10)[-1] * 1000, 1),
+            "median_ms_by_step": {k: round(statistics.median(v) * 1000, 1)
+                                  for k, v in parts.items()}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,10000,50000")
+    parser.add_argument("--tasks", type=int, default=200)
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--defer", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(hold_triggers(args.one)))
+        return
+    if args.defer:
+        print(json.dumps(defer_resume(args.defer)))
+        return
+    out: dict[str, Any] = {"bench": "triggerer", "holding": []}
+    for n in [int(x) for x in args.sizes.split(",") if x]:
+        res = subprocess.run([sys.executable, __file__, "--one", str(n)], check=True,
+                             capture_output=True, text=True)
+        out["holding"].append(json.loads(res.stdout.strip().splitlines()[-1]))
+    res = subprocess.run([sys.executable, __file__, "--defer", str(args.tasks)], check=True,
+                         capture_output=True, text=True)
+    out["defer_resume"] = json.loads(res.stdout.strip().splitlines()[-1])
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,313 @@
+"""What the API and the UI show, built from the repositories' rows into response bodies.
+
+Every function takes an open connection (a read snapshot) and answers with a schema object, or
+raises ``NotFound`` saying what is missing and where to look.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy import Connection
+
+from statewright.api import schemas as s
+from statewright.api.errors import NotFound
+from statewright.core.states import RUN_UNFINISHED
+from statewright.db.repositories import browse
+from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import import_errors as import_error_repo
+from statewright.db.repositories import runs as run_repo
+from statewright.db.repositories import task_instances as ti_repo
+from statewright.db.repositories import transitions_log
+from statewright.services.worker.workload import log_path_for
+
+RECENT_RUNS = 10
+UNFINISHED_RUN_STATES = frozenset(s_.value for s_ in RUN_UNFINISHED)
+
+
+def _q(value: str) -> str:
+    return quote(value, safe="")
+
+
+# -- DAGs -----------------------------------------------------------------------------------
+
+
+def _run_brief(r: Any) -> s.RunBrief:
+    return s.RunBrief(dag_run_id=r.run_id, state=r.state, state_name=r.state_name,
+                      run_after=r.run_after, logical_date=r.logical_date,
+                      start_date=r.start_date, end_date=r.end_date)
+
+
+def _dag(row: Any, runs: Sequence[Any]) -> dict[str, Any]:
+    recent = [_run_brief(r) for r in runs]
+    return dict(
+        dag_id=row.dag_id, description=row.description, fileloc=row.fileloc,
+        is_paused=bool(row.is_paused), is_active=bool(row.is_active),
+        schedule=row.schedule_summary, tags=list(row.tags or []),
+        max_active_runs=row.max_active_runs, max_active_tasks=row.max_active_tasks,
+        fail_stop=bool(row.fail_stop), next_dagrun=row.next_dagrun,
+        next_dagrun_create_after=row.next_dagrun_create_after,
+        last_parsed_at=row.last_parsed_at,
+        last_run_state=recent[0].state if recent else None,
+        last_run=recent[0] if recent else None, recent_runs=recent,
+    )
+
+
+def list_dags(conn: Connection, *, limit: int, offset: int, paused: bool | None,
+              tags: Sequence[str], dag_id_pattern: str | None) -> s.DagCollection:
+    rows, total = browse.dags_page(conn, limit=limit, offset=offset, paused=paused, tags=tags,
+                                   dag_id_pattern=dag_id_pattern)
+    recent = browse.recent_runs(conn, [r.dag_id for r in rows], RECENT_RUNS)
+    return s.DagCollection(
+        dags=[s.Dag(**_dag(r, recent.get(r.dag_id, []))) for r in rows], total_entries=total)
+
+
+def dag_row(conn: Connection, dag_id: str) -> Any:
+    row = dag_repo.get_dag(conn, dag_id)
+    if row is None:
+        raise NotFound(f"No DAG with id {dag_id!r}. GET /api/v1/dags lists the known DAGs and "
+                       "GET /api/v1/importErrors the DAG files that failed to import.")
+    return row
+
+
+def get_dag(conn: Connection, dag_id: str) -> s.DagDetail:
+    row = dag_row(conn, dag_id)
+    runs = browse.recent_runs(conn, [dag_id], RECENT_RUNS).get(dag_id, [])
+    ser = row.serialized or {}
+    tasks = [
+        s.Task(task_id=t["task_id"], operator=t.get("operator", ""),
+               upstream=list(t.get("upstream", [])), downstream=list(t.get("downstream", [])),
+               trigger_rule=str(t.get("trigger_rule", "all_success")),
+               retries=int(t.get("retries", 0)), retry_delay=t.get("retry_delay"),
+               retry_exponential_backoff=bool(t.get("retry_exponential_backoff", False)),
+               execution_timeout=t.get("execution_timeout"), pool=t.get("pool"),
+               queue=t.get("queue"), priority_weight=t.get("priority_weight"),
+               is_sensor=bool(t.get("is_sensor", False)),
+               deferrable=bool(t.get("deferrable", False)))
+        for t in ser.get("tasks", [])
+    ]
+    deps = [s.Dependency(source=up, target=t.task_id) for t in tasks for up in t.upstream]
+    return s.DagDetail(
+        **_dag(row, runs), doc_md=ser.get("doc_md"), timezone=ser.get("timezone"),
+        start_date=ser.get("start_date"), end_date=ser.get("end_date"),
+        catchup=ser.get("catchup"), params=dict(ser.get("params") or {}), tasks=tasks,
+        dependencies=deps,
+    )
+
+
+def list_import_errors(conn: Connection, *, limit: int, offset: int) -> s.ImportErrorCollection:
+    rows = import_error_repo.list_all(conn)
+    return s.ImportErrorCollection(
+        import_errors=[s.ImportErrorEntry(import_error_id=r.id, filename=r.filename,
+                                          stack_trace=r.stacktrace, timestamp=r.timestamp)
+                       for r in rows[offset:offset + limit]],
+        total_entries=len(rows))
+
+
+# -- DAG runs -------------------------------------------------------------------------------
+
+
+def _run_duration(r: Any, now: datetime | None = None) -> float | None:
+    if r.start_date is None:
+        return None
+    end = r.end_date or now
+    return None if end is None else max((end - r.start_date).total_seconds(), 0.0)
+
+
+def dag_run(r: Any, counts: dict[str, int] | None = None) -> s.DagRun:
+    return s.DagRun(
+        dag_id=r.dag_id, dag_run_id=r.run_id, run_type=r.run_type, state=r.state,
+        state_name=r.state_name, state_message=r.state_message, logical_date=r.logical_date,
+        data_interval_start=r.data_interval_start, data_interval_end=r.data_interval_end,
+        run_after=r.run_after, queued_at=r.queued_at, start_date=r.start_date,
+        end_date=r.end_date, duration=_run_duration(r), conf=dict(r.conf or {}),
+        triggered_by=r.triggered_by, clear_number=r.clear_number or 0,
+        task_instance_states=counts,
+    )
+
+
+def run_row(conn: Connection, dag_id: str, run_id: str) -> Any:
+    run = run_repo.get_by_run_id(conn, dag_id, run_id)
+    if run is None:
+        dag_row(conn, dag_id)
+        raise NotFound(f"DAG {dag_id!r} has no run {run_id!r}. GET /api/v1/dags/{dag_id}/dagRuns "
+                       "lists its runs.")
+    return run
+
+
+def list_runs(conn: Connection, dag_id: str, *, limit: int, offset: int,
+              states: Sequence[str], order_by: str) -> s.DagRunCollection:
+    dag_row(conn, dag_id)
+    rows, total = browse.runs_page(conn, dag_id, limit=limit, offset=offset, states=states,
+                                   order_by=order_by)
+    return s.DagRunCollection(dag_runs=[dag_run(r) for r in rows], total_entries=total)
+
+
+def get_run(conn: Connection, dag_id: str, run_id: str) -> s.DagRun:
+    run = run_row(conn, dag_id, run_id)
+    return dag_run(run, browse.task_instance_counts(conn, run.id))
+
+
+def run_history(conn: Connection, dag_id: str, run_id: str) -> s.TransitionCollection:
+    run_row(conn, dag_id, run_id)
+    rows = transitions_log.for_run(conn, dag_id, run_id)
+    return s.TransitionCollection(transitions=[_transition(r) for r in rows],
+                                  total_entries=len(rows))
+
+
+# -- task instances ---------------------------------------------------------------------------
+
+
+def _ti(r: Any) -> dict[str, Any]:
+    return dict(
+        dag_id=r.dag_id, dag_run_id=r.run_id, task_id=r.task_id, map_index=r.map_index,
+        state=r.state, state_name=r.state_name, state_message=r.state_message,
+        try_number=r.try_number, max_tries=r.max_tries, operator=r.operator, pool=r.pool,
+        queue=r.queue, priority_weight=r.priority_weight, hostname=r.hostname, pid=r.pid,
+        scheduled_at=r.scheduled_at, queued_at=r.queued_at, start_date=r.start_date,
+        end_date=r.end_date, duration=r.duration, last_heartbeat_at=r.last_heartbeat_at,
+        next_retry_at=r.next_retry_at, reschedule_date=r.reschedule_date,
+        trigger_id=r.trigger_id, trigger_timeout=r.trigger_timeout,
+    )
+
+
+def list_task_instances(conn: Connection, dag_id: str, run_id: str
+                        ) -> s.TaskInstanceCollection:
+    run = run_row(conn, dag_id, run_id)
+    rows = _in_dag_order(conn, dag_id, ti_repo.by_run(conn, run.id))
+    return s.TaskInstanceCollection(task_instances=[s.TaskInstance(**_ti(r)) for r in rows],
+                                    total_entries=len(rows))
+
+
+def _in_dag_order(conn: Connection, dag_id: str, rows: list[Any]) -> list[Any]:
+    ser = dag_repo.get_serialized(conn, dag_id) or {}
+    order = {t["task_id"]: i for i, t in enumerate(ser.get("tasks", []))}
+    return sorted(rows, key=lambda r: (order.get(r.task_id, len(order)), r.id))
+
+
+def ti_row(conn: Connection, dag_id: str, run_id: str, task_id: str) -> tuple[Any, Any]:
+    run = run_row(conn, dag_id, run_id)
+    row = ti_repo.get_by_key(conn, run.id, task_id)
+    if row is None:
+        raise NotFound(f"Run {run_id!r} of DAG {dag_id!r} has no task {task_id!r}. GET "
+                       f"/api/v1/dags/{dag_id}/dagRuns/{run_id}/taskInstances lists its tasks.")
+    return run, row
+
+
+def _log_url(dag_id: str, run_id: str, task_id: str, try_number: int) -> str:
+    return (f"/api/v1/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}/taskInstances/{_q(task_id)}"
+            f"/logs/{try_number}")
+
+
+def get_task_instance(conn: Connection, dag_id: str, run_id: str, task_id: str
+                      ) -> s.TaskInstanceDetail:
+    _, row = ti_row(conn, dag_id, run_id, task_id)
+    tries: list[s.Try] = []
+    for h in ti_repo.history_of(conn, row.id):
+        tries.append(s.Try(
+            try_number=h.try_number, state=h.state, state_name=h.state_name,
+            state_message=h.state_message, hostname=h.hostname, pid=h.pid,
+            start_date=h.start_date, end_date=h.end_date, duration=h.duration, error=h.error,
+            traceback=h.traceback, log_url=_log_url(dag_id, run_id, task_id, h.try_number)))
+    seen = {t.try_number for t in tries}
+    if row.try_number > 0 and row.try_number not in seen:
+        tries.append(s.Try(
+            try_number=row.try_number, state=row.state, state_name=row.state_name,
+            state_message=row.state_message, hostname=row.hostname, pid=row.pid,
+            start_date=row.start_date, end_date=row.end_date, duration=row.duration,
+            current=True, log_url=_log_url(dag_id, run_id, task_id, row.try_number)))
+    tries.sort(key=lambda t: t.try_number)
+    return s.TaskInstanceDetail(**_ti(row), tries=tries)
+
+
+def _transition(r: Any) -> s.Transition:
+    return s.Transition(task_id=r.task_id, from_state=r.from_state, to_state=r.to_state,
+                        name=r.name, message=r.message, actor=r.actor,
+                        try_number=r.try_number, at=r.at)
+
+
+def task_instance_history(conn: Connection, dag_id: str, run_id: str, task_id: str
+                          ) -> s.TransitionCollection:
+    _, row = ti_row(conn, dag_id, run_id, task_id)
+    rows = transitions_log.for_task_instance(conn, row.id)
+    return s.TransitionCollection(transitions=[_transition(r) for r in rows],
+                                  total_entries=len(rows))
+
+
+def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_number: int, *,
+             logs_folder: Path | None, max_bytes: int) -> s.TaskLog:
+    _, row = ti_row(conn, dag_id, run_id, task_id)
+    if try_number < 1 or try_number > row.try_number:
+        have = (f"its tries are 1 to {row.try_number}" if row.try_number
+                else "it has not started a try yet")
+        raise NotFound(f"Task {task_id!r} of run {run_id!r} has no try {try_number}: {have}.")
+    path: str | None = None
+    for h in ti_repo.history_of(conn, row.id):
+        if h.try_number == try_number and h.log_path:
+            path = h.log_path
+    if path is None:
+        path = log_path_for(logs_folder, dag_id, run_id, task_id, try_number)
+    if path is None or not os.path.isfile(path):
+        where = f" (expected at {path})" if path else ""
+        raise NotFound(f"No log file for try {try_number} of task {task_id!r} in run "
+                       f"{run_id!r}{where}. The try may have run on another machine, been "
+                       "stopped before it began, or its log was removed.")
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        if size > max_bytes:
+            fh.seek(size - max_bytes)
+        data = fh.read(max_bytes)
+    return s.TaskLog(dag_id=dag_id, dag_run_id=run_id, task_id=task_id, try_number=try_number,
+                     path=path, size=size, truncated=size > max_bytes,
+                     content=data.decode("utf-8", errors="replace"))
+
+
+# -- grid -------------------------------------------------------------------------------------
+
+
+def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
+    """The runs × tasks matrix: a fixed number of statements, whatever its size."""
+    row = dag_row(conn, dag_id)
+    runs, total = browse.runs_page(conn, dag_id, limit=limit, offset=offset)
+    runs = list(reversed(runs))  # columns: oldest to newest
+    column = {r.id: i for i, r in enumerate(runs)}
+    ser_tasks = (row.serialized or {}).get("tasks", [])
+    rows: dict[str, s.GridRow] = {
+        t["task_id"]: s.GridRow(task_id=t["task_id"], operator=t.get("operator"),
+                                instances=[None] * len(runs))
+        for t in ser_tasks
+    }
+    for c in browse.grid_cells(conn, list(column)):
+        grid_row = rows.get(c.task_id)
+        if grid_row is None:
+            grid_row = rows[c.task_id] = s.GridRow(task_id=c.task_id, in_dag=False,
+                                                   instances=[None] * len(runs))
+        grid_row.instances[column[c.dag_run_id]] = s.GridCell(
+            state=c.state, state_name=c.state_name, state_message=c.state_message,
+            try_number=c.try_number, max_tries=c.max_tries, start_date=c.start_date,
+            end_date=c.end_date, duration=c.duration)
+    return s.Grid(
+        dag_id=dag_id, total_entries=total, offset=offset, limit=limit,
+        dag_runs=[s.GridRun(**_run_brief(r).model_dump(), run_type=r.run_type,
+                            duration=_run_duration(r)) for r in runs],
+        rows=list(rows.values()),
+    )
+
+
+# -- health -------------------------------------------------------------------------------------
+
+
+def job_health(info: dict[str, Any] | None, now: datetime, threshold: timedelta
+               ) -> s.ComponentHealth | None:
+    if info is None:
+        return None
+    latest = info["running_latest_heartbeat"]
+    healthy = latest is not None and now - latest <= threshold
+    return s.ComponentHealth(status="healthy" if healthy else "unhealthy",
+                             latest_heartbeat=info["latest_heartbeat"],
+                             running_jobs=info["running_jobs"])

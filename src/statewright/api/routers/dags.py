@@ -1,0 +1,69 @@
+"""DAGs: list, detail, pause/unpause, the grid, and the DAG files that failed to import."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from statewright.api import reads
+from statewright.api import schemas as s
+from statewright.api.deps import Limit, Offset, reading, writing
+from statewright.api.errors import NotFound
+from statewright.db.repositories import dags as dag_repo
+
+router = APIRouter(tags=["DAGs"])
+
+
+@router.get("/dags", response_model=s.DagCollection)
+def list_dags(
+    request: Request,
+    limit: Limit = 100,
+    offset: Offset = 0,
+    paused: Annotated[bool | None, Query(description="Only paused (true) or active (false)."
+                                         )] = None,
+    tags: Annotated[list[str] | None, Query(description="DAGs with any of these tags.")] = None,
+    dag_id_pattern: Annotated[str | None, Query(description="Part of the DAG id.")] = None,
+) -> s.DagCollection:
+    """DAGs ordered by id, each with its schedule, tags, pause flag and its newest runs."""
+    with reading(request) as conn:
+        return reads.list_dags(conn, limit=limit, offset=offset, paused=paused,
+                               tags=tags or [], dag_id_pattern=dag_id_pattern)
+
+
+@router.get("/dags/{dag_id}", response_model=s.DagDetail)
+def get_dag(request: Request, dag_id: str) -> s.DagDetail:
+    """One DAG with its tasks (as serialized by the DAG processor) and their dependencies."""
+    with reading(request) as conn:
+        return reads.get_dag(conn, dag_id)
+
+
+@router.patch("/dags/{dag_id}", response_model=s.DagDetail)
+def patch_dag(request: Request, dag_id: str, body: s.DagPatch) -> s.DagDetail:
+    """Pause (``{"is_paused": true}``) or unpause a DAG: a paused DAG gets no new runs started."""
+    with writing(request) as conn:
+        if not dag_repo.set_paused(conn, dag_id, body.is_paused):
+            raise NotFound(f"No DAG with id {dag_id!r}; GET /api/v1/dags lists the DAGs.")
+    with reading(request) as conn:
+        return reads.get_dag(conn, dag_id)
+
+
+@router.get("/dags/{dag_id}/grid", response_model=s.Grid)
+def get_grid(
+    request: Request,
+    dag_id: str,
+    limit: Annotated[int, Query(ge=1, le=200, description="Runs per page.")] = 25,
+    offset: Offset = 0,
+) -> s.Grid:
+    """Runs (columns, oldest to newest) × tasks (rows, in DAG order): state, name and try of
+    every task instance. One aggregated query reads every cell of the page."""
+    with reading(request) as conn:
+        return reads.grid(conn, dag_id, limit=limit, offset=offset)
+
+
+@router.get("/importErrors", response_model=s.ImportErrorCollection)
+def list_import_errors(request: Request, limit: Limit = 100, offset: Offset = 0
+                       ) -> s.ImportErrorCollection:
+    """DAG files that failed to import, with the traceback of each."""
+    with reading(request) as conn:
+        return reads.list_import_errors(conn, limit=limit, offset=offset)

@@ -1,0 +1,322 @@
+"""Request and response bodies of the REST API (pydantic). Names follow Airflow 3's API."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool
+
+# -- requests -------------------------------------------------------------------------------
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DagPatch(_Request):
+    is_paused: StrictBool
+
+
+class TriggerDagRunBody(_Request):
+    dag_run_id: str | None = Field(
+        default=None, min_length=1, max_length=250, pattern=r"^[^/\s][^/]*$",
+        description="The new run's id (default manual__<time>); no slash.")
+    conf: dict[str, Any] | None = Field(
+        default=None, description="A JSON object passed to the run as dag_run.conf.")
+    logical_date: AwareDatetime | None = Field(
+        default=None, description="With a timezone, e.g. 2026-01-01T00:00:00Z (default now).")
+
+
+RunTarget = Literal["success", "failed", "cancelled", "paused", "running"]
+
+
+class DagRunPatch(_Request):
+    state: RunTarget
+
+
+class ClearBody(_Request):
+    dry_run: StrictBool = False
+    only_failed: StrictBool = False
+    include_upstream: StrictBool = False
+    include_downstream: StrictBool = False
+    task_ids: list[str] | None = Field(
+        default=None, description="Tasks to clear (default: all of the run's).")
+
+
+class TaskClearBody(_Request):
+    dry_run: StrictBool = False
+    include_upstream: StrictBool = False
+    include_downstream: StrictBool = False
+
+
+class TaskInstancePatch(_Request):
+    new_state: Literal["success", "failed"]
+    include_upstream: StrictBool = False
+    include_downstream: StrictBool = False
+
+
+# -- responses ------------------------------------------------------------------------------
+
+
+class RunBrief(BaseModel):
+    dag_run_id: str
+    state: str
+    state_name: str
+    run_after: datetime | None = None
+    logical_date: datetime | None = None
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+
+
+class Dag(BaseModel):
+    dag_id: str
+    description: str | None = None
+    fileloc: str | None = None
+    is_paused: bool
+    is_active: bool
+    schedule: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    max_active_runs: int
+    max_active_tasks: int
+    fail_stop: bool
+    next_dagrun: datetime | None = None
+    next_dagrun_create_after: datetime | None = None
+    last_parsed_at: datetime | None = None
+    last_run_state: str | None = None
+    last_run: RunBrief | None = None
+    recent_runs: list[RunBrief] = Field(
+        default_factory=list, description="The newest runs, newest first.")
+
+
+class DagCollection(BaseModel):
+    dags: list[Dag]
+    total_entries: int
+
+
+class Task(BaseModel):
+    task_id: str
+    operator: str
+    upstream: list[str]
+    downstream: list[str]
+    trigger_rule: str
+    retries: int
+    retry_delay: float | None = None
+    retry_exponential_backoff: bool = False
+    execution_timeout: float | None = None
+    pool: str | None = None
+    queue: str | None = None
+    priority_weight: int | None = None
+    is_sensor: bool = False
+    deferrable: bool = False
+
+
+class Dependency(BaseModel):
+    source: str
+    target: str
+
+
+class DagDetail(Dag):
+    doc_md: str | None = None
+    timezone: str | None = None
+    start_date: str | None = None
+    end_date: str | None = None
+    catchup: bool | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    tasks: list[Task]
+    dependencies: list[Dependency]
+
+
+class ImportErrorEntry(BaseModel):
+    import_error_id: int
+    filename: str
+    stack_trace: str
+    timestamp: datetime
+
+
+class ImportErrorCollection(BaseModel):
+    import_errors: list[ImportErrorEntry]
+    total_entries: int
+
+
+class DagRun(BaseModel):
+    dag_id: str
+    dag_run_id: str
+    run_type: str
+    state: str
+    state_name: str
+    state_message: str | None = None
+    logical_date: datetime | None = None
+    data_interval_start: datetime | None = None
+    data_interval_end: datetime | None = None
+    run_after: datetime | None = None
+    queued_at: datetime | None = None
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    duration: float | None = None
+    conf: dict[str, Any] = Field(default_factory=dict)
+    triggered_by: str | None = None
+    clear_number: int = 0
+    task_instance_states: dict[str, int] | None = Field(
+        default=None, description="state → number of task instances (single-run answers).")
+
+
+class DagRunCollection(BaseModel):
+    dag_runs: list[DagRun]
+    total_entries: int
+
+
+class TaskInstance(BaseModel):
+    dag_id: str
+    dag_run_id: str
+    task_id: str
+    map_index: int
+    state: str
+    state_name: str
+    state_message: str | None = None
+    try_number: int
+    max_tries: int
+    operator: str | None = None
+    pool: str
+    queue: str
+    priority_weight: int
+    hostname: str | None = None
+    pid: int | None = None
+    scheduled_at: datetime | None = None
+    queued_at: datetime | None = None
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    duration: float | None = None
+    last_heartbeat_at: datetime | None = None
+    next_retry_at: datetime | None = None
+    reschedule_date: datetime | None = None
+    trigger_id: int | None = None
+    trigger_timeout: datetime | None = None
+
+
+class TaskInstanceCollection(BaseModel):
+    task_instances: list[TaskInstance]
+    total_entries: int
+
+
+class Try(BaseModel):
+    try_number: int
+    state: str
+    state_name: str
+    state_message: str | None = None
+    hostname: str | None = None
+    pid: int | None = None
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    duration: float | None = None
+    error: str | None = None
+    traceback: str | None = None
+    current: bool = Field(False, description="The try in progress (no history row yet).")
+    log_url: str
+
+
+class TaskInstanceDetail(TaskInstance):
+    tries: list[Try]
+
+
+class Transition(BaseModel):
+    task_id: str | None = None
+    from_state: str | None = Field(description="null when the row was created")
+    to_state: str
+    name: str
+    message: str | None = None
+    actor: str
+    try_number: int | None = None
+    at: datetime
+
+
+class TransitionCollection(BaseModel):
+    transitions: list[Transition]
+    total_entries: int
+
+
+class TaskLog(BaseModel):
+    dag_id: str
+    dag_run_id: str
+    task_id: str
+    try_number: int
+    path: str
+    size: int
+    truncated: bool = Field(description="True when only the end of the file is returned.")
+    content: str
+
+
+class GridRun(RunBrief):
+    run_type: str
+    duration: float | None = None
+
+
+class GridCell(BaseModel):
+    state: str
+    state_name: str
+    state_message: str | None = None
+    try_number: int
+    max_tries: int
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    duration: float | None = None
+
+
+class GridRow(BaseModel):
+    task_id: str
+    operator: str | None = None
+    in_dag: bool = Field(True, description="False for a task no longer in the DAG.")
+    instances: list[GridCell | None] = Field(description="One per run, in dag_runs order.")
+
+
+class Grid(BaseModel):
+    dag_id: str
+    total_entries: int = Field(description="Runs of the DAG (for paging).")
+    offset: int
+    limit: int
+    dag_runs: list[GridRun] = Field(description="The page of runs, oldest to newest.")
+    rows: list[GridRow]
+
+
+class ComponentHealth(BaseModel):
+    status: Literal["healthy", "unhealthy", "unknown"]
+    latest_heartbeat: datetime | None = None
+    running_jobs: int = 0
+
+
+class Health(BaseModel):
+    status: Literal["healthy", "unhealthy"]
+    metadatabase: ComponentHealth
+    scheduler: ComponentHealth | None = None
+    triggerer: ComponentHealth | None = None
+    jobs: dict[str, ComponentHealth] = Field(default_factory=dict)
+
+
+class PlannedChange(BaseModel):
+    task_id: str
+    from_state: str
+    to_state: str
+    path: list[str]
+    name: str | None = None
+    try_number: int
+    kills_try: bool = False
+
+
+class PlannedRunChange(BaseModel):
+    from_state: str
+    to_state: str
+    message: str
+
+
+class ControlResult(BaseModel):
+    action: str
+    dag_id: str
+    dag_run_id: str
+    dry_run: bool
+    applied: bool = Field(description="False for a dry run or when there was nothing to do.")
+    notice: str | None = None
+    changes: list[PlannedChange]
+    run_change: PlannedRunChange | None = None
+    unchanged: list[dict[str, str]] = Field(default_factory=list)
+    results_deleted_for: list[str] = Field(default_factory=list)
+    description: list[str] = Field(description="The plan in words (as the CLI prints it).")

@@ -1,0 +1,109 @@
+"""The web UI's pages: Jinja2 templates over the same reads as the REST API.
+
+Each page is rendered with its data embedded as JSON, so it shows at once; the page's script
+draws the live parts from that JSON and polls the REST API (every 2 s while a run is unfinished).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from statewright.api import reads
+from statewright.api.deps import reading
+from statewright.api.errors import NotFound
+from statewright.core.states import DagRunState, TaskInstanceState
+
+TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
+router = APIRouter(include_in_schema=False)
+PAGE_SIZE = 50
+GRID_RUNS = 25
+
+
+def _page(request: Request, template: str, status_code: int = 200, **context: Any) -> Response:
+    context.setdefault("title", "statewright")
+    context["ti_states"] = [s.value for s in TaskInstanceState]
+    context["run_states"] = [s.value for s in DagRunState]
+    return TEMPLATES.TemplateResponse(request, template, context, status_code=status_code)
+
+
+def _not_found(request: Request, exc: NotFound) -> Response:
+    return _page(request, "not_found.html", status_code=404, title="Not found",
+                 detail=exc.detail)
+
+
+@router.get("/", response_class=HTMLResponse)
+def dag_list(
+    request: Request,
+    q: Annotated[str | None, Query()] = None,
+    tag: Annotated[str | None, Query()] = None,
+    paused: Annotated[bool | None, Query()] = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> Response:
+    with reading(request) as conn:
+        dags = reads.list_dags(conn, limit=PAGE_SIZE, offset=offset, paused=paused,
+                               tags=[tag] if tag else [], dag_id_pattern=q or None)
+        errors = reads.list_import_errors(conn, limit=1, offset=0).total_entries
+    return _page(request, "dags.html", title="DAGs · statewright", page="dags",
+                 data=dags.model_dump(mode="json"), q=q or "", tag=tag or "", paused=paused,
+                 offset=offset, limit=PAGE_SIZE, import_errors=errors)
+
+
+@router.get("/dags/{dag_id}", response_class=HTMLResponse)
+def dag_page(
+    request: Request,
+    dag_id: str,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    run_id: Annotated[str | None, Query()] = None,
+    task_id: Annotated[str | None, Query()] = None,
+) -> Response:
+    try:
+        with reading(request) as conn:
+            dag = reads.get_dag(conn, dag_id)
+            grid = reads.grid(conn, dag_id, limit=GRID_RUNS, offset=offset)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    return _page(request, "dag.html", title=f"{dag_id} · statewright", page="dag", dag=dag,
+                 data={"dag": dag.model_dump(mode="json"), "grid": grid.model_dump(mode="json"),
+                       "open": {"run_id": run_id, "task_id": task_id}})
+
+
+@router.get("/dags/{dag_id}/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, dag_id: str, run_id: str) -> Response:
+    try:
+        with reading(request) as conn:
+            run = reads.get_run(conn, dag_id, run_id)
+            tis = reads.list_task_instances(conn, dag_id, run_id)
+            history = reads.run_history(conn, dag_id, run_id)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    return _page(request, "run.html", title=f"{run_id} · {dag_id} · statewright", page="run",
+                 run=run, data={"run": run.model_dump(mode="json"),
+                                "task_instances": tis.model_dump(mode="json"),
+                                "history": history.model_dump(mode="json")})
+
+
+@router.get("/dags/{dag_id}/runs/{run_id}/tasks/{task_id}", response_class=HTMLResponse)
+def task_instance_page(request: Request, dag_id: str, run_id: str, task_id: str) -> Response:
+    try:
+        with reading(request) as conn:
+            ti = reads.get_task_instance(conn, dag_id, run_id, task_id)
+            history = reads.task_instance_history(conn, dag_id, run_id, task_id)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    return _page(request, "task_instance.html", title=f"{task_id} · {run_id} · statewright",
+                 page="task_instance", ti=ti,
+                 data={"ti": ti.model_dump(mode="json"),
+                       "history": history.model_dump(mode="json")})
+
+
+@router.get("/import-errors", response_class=HTMLResponse)
+def import_errors_page(request: Request) -> Response:
+    with reading(request) as conn:
+        errors = reads.list_import_errors(conn, limit=1000, offset=0)
+    return _page(request, "import_errors.html", title="Import errors · statewright",
+                 page="import_errors", errors=errors)

@@ -1,0 +1,40 @@
+"""The scheduling steps the composition root adds to a ``Scheduler`` (``extra_steps``).
+
+- ``DagRunCreation``: scheduled runs from timetables (``dagrun_creation``);
+- ``BackfillProgress``: the runs of backfills, within each backfill's ``max_active_runs``
+  (``statewright.services.backfill``);
+- ``LateNaming``: the ``Late`` state name (``late``).
+
+Pools, priority, ``max_active_tasks``, ``max_active_tis_per_dag`` (``capacity``) and
+``depends_on_past`` (``past``) are part of every scheduler loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from statewright.services.backfill import BackfillProgress
+from statewright.services.scheduler.dagrun_creation import DagRunCreation
+from statewright.services.scheduler.late import LateNaming
+
+if TYPE_CHECKING:
+    from statewright.services.scheduler.scheduler import Scheduler
+
+Step = Callable[["Scheduler", datetime], int]
+
+__all__ = ["BackfillProgress", "DagRunCreation", "LateNaming", "scheduling_steps"]
+
+
+def scheduling_steps(
+    *,
+    max_dagruns_per_loop: int = 1000,
+    late_run_threshold: timedelta = timedelta(seconds=60),
+    late_task_threshold: timedelta = timedelta(seconds=60),
+) -> list[Step]:
+    return [
+        DagRunCreation(max_dags_per_loop=max_dagruns_per_loop),
+        BackfillProgress(),
+        LateNaming(run_threshold=late_run_threshold, task_threshold=late_task_threshold),
+    ]

@@ -1,0 +1,411 @@
+"""A pool of task processes supervised by one thread: the part of a worker that runs tries.
+
+The supervisor (a thread of the process that owns the pool: the scheduler's local executor, or
+a ``statewright celery-worker``) holds the database session; the task processes hold none. For
+each batch of submitted task instances it starts the tries (queued → running, one transaction,
+fenced on the try number when the caller gives one), sends each workload down a pipe to an idle
+task process, and applies the outcomes in batches (``outcome.apply_results``). A task process
+that dies (segfault, ``os._exit``, OOM kill) is replaced; its try ends ``Crashed``. A try past
+its ``execution_timeout`` is killed and ends ``TimedOut``. The supervisor heartbeats its running
+tries, and kills a try whose task instance is no longer running its try (marked, cleared,
+cancelled elsewhere).
+
+Whoever submits a task instance may pass ``on_done``: it is called once, from the supervisor
+thread, with a :class:`Done` saying how that submission ended.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, select, tuple_
+
+from statewright.core.clock import Clock, utcnow
+from statewright.core.states import TI
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
+from statewright.db.engine import transaction
+from statewright.db.repositories import task_instances as ti_repo
+from statewright.db.tables import task_instance
+from statewright.services.controls.stopped import settle_stopped_tries
+from statewright.services.dag_view import DagViewCache
+from statewright.services.worker.caching import CacheLookup
+from statewright.services.worker.callbacks import TryStateQuery
+from statewright.services.worker.callbacks import answer as answer_request
+from statewright.services.worker.outcome import CRASHED, TIMED_OUT, TryResult, apply_results
+from statewright.services.worker.task_runner import HOSTNAME, child_main
+from statewright.services.worker.workload import Workload, start_tries
+
+log = logging.getLogger("statewright.worker.pool")
+
+# How a submission ended (``Done.outcome``), besides the state its try reached.
+NOT_STARTED = "not_started"
+"""The task instance was not queued (at the expected try): a lost race or a duplicate."""
+START_FAILED = "start_failed"
+"""Starting the try raised (the database was unreachable, …): nothing was started."""
+STOPPED = "stopped"
+"""The try was killed because its task instance no longer ran it in the database."""
+LOST = "lost"
+"""The try reported, but its task instance had left running meanwhile."""
+UNAPPLIED = "unapplied"
+"""The try ended but its outcome could not be written; the zombie reaper will end it."""
+
+
+@dataclass(frozen=True)
+class Done:
+    ti_id: int
+    outcome: str
+    """The state the try reached (``success``, ``up_for_retry``, …) or one of the constants."""
+    try_number: int | None = None
+    """The try that ran (None when none started)."""
+
+
+OnDone = Callable[[Done], None]
+
+
+@dataclass
+class _Request:
+    ti_id: int
+    fence: int | None
+    on_done: OnDone | None
+
+
+@dataclass
+class _Child:
+    process: Any
+    conn: Connection
+    workload: Workload | None = None
+    on_done: OnDone | None = None
+    started_at: float = 0.0
+    deadline: float | None = None
+    kill_reason: str | None = None
+
+    @property
+    def idle(self) -> bool:
+        return self.workload is None
+
+
+class TaskProcessPool:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        processes: int = 4,
+        logs_folder: Path | None = None,
+        clock: Clock = utcnow,
+        heartbeat_seconds: float = 5.0,
+        views: DagViewCache | None = None,
+        start_actor: Actor = Actor.EXECUTOR,
+    ) -> None:
+        self.engine = engine
+        self.processes = max(1, processes)
+        self.logs_folder = logs_folder
+        self.clock = clock
+        self.heartbeat_seconds = heartbeat_seconds
+        self.views = views or DagViewCache()
+        self.start_actor = start_actor
+        self.context = mp.get_context("forkserver")
+        self._pending: deque[_Request] = deque()
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = self.context.Pipe(duplex=False)
+        self._children: list[_Child] = []
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._last_heartbeat = 0.0
+        self.crashed_tries = 0
+        # Controls (clear, mark, cancel): check running tries at once when one leaves running
+        # in this process, and settle the tries killed for it.
+        self._check_now = threading.Event()
+        self._stopped: list[tuple[int, int]] = []
+        self._remove_listener: Any = None
+
+    # -- interface ---------------------------------------------------------------------------
+
+    def submit(self, ti_ids: Sequence[int], *, fences: Mapping[int, int] | None = None,
+               on_done: OnDone | None = None) -> None:
+        """Start and run the tries of ``ti_ids`` as processes free up. ``fences`` maps a task
+        instance to the try number it had when it was queued: it starts only at that try."""
+        fences = fences or {}
+        with self._lock:
+            self._pending.extend(_Request(pk, fences.get(pk), on_done) for pk in ti_ids)
+        self._poke()
+
+    def start(self) -> None:
+        self.context.set_forkserver_preload(["statewright.services.worker.task_runner"])
+        for _ in range(self.processes):
+            self._children.append(self._spawn())
+        self._thread = threading.Thread(target=self._loop, name="task-process-pool",
+                                        daemon=True)
+        self._thread.start()
+        self._remove_listener = door.add_transition_listener(self._on_transitions)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._remove_listener is not None:
+            self._remove_listener()
+        self._stop.set()
+        self._poke()
+        if self._thread:
+            self._thread.join(timeout)
+        for c in self._children:
+            try:
+                c.conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        for c in self._children:
+            c.process.join(1.0)
+            if c.process.is_alive():
+                c.process.kill()
+                c.process.join(1.0)
+        self._children.clear()
+
+    def busy_count(self) -> int:
+        return sum(1 for c in self._children if not c.idle)
+
+    def pending_count(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _poke(self) -> None:
+        try:
+            self._wake_w.send_bytes(b"x")
+        except (OSError, BrokenPipeError):
+            pass
+
+    def _spawn(self) -> _Child:
+        parent, child = self.context.Pipe()
+        p = self.context.Process(target=child_main, args=(child,), daemon=True,
+                                 name="statewright-task")
+        p.start()
+        child.close()
+        return _Child(process=p, conn=parent)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._step()
+            except Exception:
+                log.exception("task process pool step failed")
+                time.sleep(0.5)
+
+    def _step(self) -> None:
+        busy = [c for c in self._children if not c.idle]
+        waitables: list[Any] = [self._wake_r]
+        for c in busy:
+            waitables += [c.conn, c.process.sentinel]
+        ready = wait(waitables, self._next_timeout(busy)) if busy or not self._has_work() else []
+        if self._wake_r in ready:
+            while self._wake_r.poll():
+                self._wake_r.recv_bytes()
+        results: list[tuple[TryResult, OnDone | None]] = []
+        now_mono = time.monotonic()
+        for c in busy:
+            on_done = c.on_done
+            result = self._collect(c, now_mono)
+            if result is not None:
+                results.append((result, on_done))
+        # One transaction applies the finished tries and starts the next ones.
+        self._apply_and_dispatch(results)
+        if now_mono - self._last_heartbeat >= self.heartbeat_seconds or self._check_now.is_set():
+            self._check_now.clear()
+            self._last_heartbeat = now_mono
+            self._heartbeat()
+
+    def _has_work(self) -> bool:
+        with self._lock:
+            return bool(self._pending) and any(c.idle for c in self._children)
+
+    def _next_timeout(self, busy: list[_Child]) -> float:
+        t = self.heartbeat_seconds
+        now = time.monotonic()
+        for c in busy:
+            if c.deadline is not None:
+                t = min(t, max(0.0, c.deadline - now))
+        return t
+
+    def _collect(self, c: _Child, now_mono: float) -> TryResult | None:
+        w = c.workload
+        assert w is not None
+        if c.conn.poll():
+            try:
+                result: TryResult = c.conn.recv()
+            except (EOFError, OSError):
+                result = None  # type: ignore[assignment]
+            if isinstance(result, (CacheLookup, TryStateQuery)):
+                self._answer(c, result)
+                return None
+            if result is not None:
+                killed = c.kill_reason is not None
+                self._release(c)
+                if killed:  # it reported, but was killed meanwhile: never reuse the process
+                    self._replace(c)
+                return result
+        if not c.process.is_alive() or c.kill_reason is not None or (
+            c.deadline is not None and now_mono >= c.deadline
+        ):
+            kind = TIMED_OUT if (c.deadline is not None and now_mono >= c.deadline
+                                 and c.kill_reason is None) else CRASHED
+            reason = c.kill_reason
+            on_done = c.on_done
+            if c.process.is_alive():
+                self._kill(c)
+            code = c.process.exitcode
+            self._replace(c)
+            if reason == "superseded":
+                self._stopped.append((w.ti_id, w.try_number))
+                _notify(on_done, Done(w.ti_id, STOPPED, w.try_number))
+                return None
+            self.crashed_tries += kind == CRASHED
+            error = (f"execution_timeout of {w.execution_timeout}s exceeded; the try was killed"
+                     if kind == TIMED_OUT else
+                     f"the task process died without reporting (exit code {code})")
+            return TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id,
+                             run_id=w.run_id, task_id=w.task_id, dag_run_id=w.dag_run_id,
+                             kind=kind, error=error, hostname=HOSTNAME,
+                             pid=c.process.pid, log_path=w.log_path)
+        return None
+
+    def _kill(self, c: _Child, grace: float = 3.0) -> None:
+        try:
+            os.kill(c.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        c.process.join(grace)
+        if c.process.is_alive():
+            c.process.kill()
+            c.process.join(1.0)
+
+    @staticmethod
+    def _release(c: _Child) -> None:
+        c.workload, c.on_done, c.deadline, c.kill_reason = None, None, None, None
+
+    def _replace(self, c: _Child) -> None:
+        try:
+            c.conn.close()
+        except OSError:
+            pass
+        fresh = self._spawn()
+        c.process, c.conn = fresh.process, fresh.conn
+        self._release(c)
+
+    def _apply_and_dispatch(self, results: list[tuple[TryResult, OnDone | None]]) -> None:
+        idle = [c for c in self._children if c.idle]
+        with self._lock:
+            n = min(len(idle), len(self._pending))
+            requests = [self._pending.popleft() for _ in range(n)]
+        stopped, self._stopped = self._stopped, []
+        if not requests and not results and not stopped:
+            return
+        ids = [r.ti_id for r in requests]
+        pids = {ti_id: idle[i].process.pid for i, ti_id in enumerate(ids)}
+        fences = {r.ti_id: r.fence for r in requests if r.fence is not None}
+        reached: dict[int, Any] = {}
+        try:
+            with transaction(self.engine) as conn:
+                now = self.clock()
+                if results:
+                    reached = apply_results(conn, [r for r, _ in results], now=now,
+                                            views=self.views)
+                if stopped:
+                    settle_stopped_tries(conn, stopped, now=now, actor=Actor.WORKER,
+                                         why="was killed")
+                workloads = start_tries(
+                    conn, ids, now=now, hostname=HOSTNAME, pids=pids, views=self.views,
+                    logs_folder=self.logs_folder, actor=self.start_actor,
+                    fences=fences) if ids else []
+        except Exception:
+            for r, on_done in results:
+                _notify(on_done, Done(r.ti_id, UNAPPLIED, r.try_number))
+            for req in requests:
+                _notify(req.on_done, Done(req.ti_id, START_FAILED))
+            raise
+        for r, on_done in results:
+            state = reached.get(r.ti_id)
+            _notify(on_done, Done(r.ti_id, state.value if state is not None else LOST,
+                                  r.try_number))
+        by_id = {w.ti_id: w for w in workloads}
+        now_mono = time.monotonic()
+        for i, req in enumerate(requests):
+            w = by_id.get(req.ti_id)
+            if w is None:
+                _notify(req.on_done, Done(req.ti_id, NOT_STARTED))
+                continue
+            c = idle[i]
+            c.workload = w
+            c.on_done = req.on_done
+            c.started_at = now_mono
+            # The task process enforces execution_timeout itself; this is the backstop.
+            c.deadline = now_mono + w.execution_timeout + 5.0 if w.execution_timeout else None
+            try:
+                c.conn.send(w)
+            except (OSError, BrokenPipeError):
+                c.kill_reason = "send failed"
+
+    def _heartbeat(self) -> None:
+        running = [(c.workload.ti_id, c.workload.try_number) for c in self._children
+                   if c.workload is not None]
+        if not running:
+            return
+        now = self.clock()
+        with transaction(self.engine) as conn:
+            ti_repo.heartbeat(conn, running, now)
+            c_ = task_instance.c
+            still = {
+                (r.id, r.try_number)
+                for r in conn.execute(
+                    select(c_.id, c_.try_number).where(
+                        tuple_(c_.id, c_.try_number).in_(running),
+                        c_.state == TI.RUNNING.value,
+                    )
+                ).all()
+            }
+        for c in self._children:
+            w = c.workload
+            if w is not None and (w.ti_id, w.try_number) not in still:
+                log.warning("%s.%s try %s is no longer running in the database; killing it",
+                            w.dag_id, w.task_id, w.try_number)
+                c.kill_reason = "superseded"
+                self._kill(c)
+
+    def _answer(self, c: _Child, request: Any) -> None:
+        try:
+            reply = answer_request(self.engine, request, now=self.clock())
+        except Exception as exc:
+            log.exception("could not answer %r", request)
+            reply = exc
+        try:
+            c.conn.send(reply)
+        except (OSError, BrokenPipeError):
+            pass
+
+    def _on_transitions(self, events: Sequence[door.TransitionEvent]) -> None:
+        # A try of ours left running through someone else (a person, the scheduler): kill it now.
+        mine = {c.workload.ti_id for c in self._children if c.workload is not None}
+        if any(e.entity == door.ENTITY_TI and e.frm == TI.RUNNING.value and e.to != e.frm
+               and e.actor not in _OWN_ACTORS and e.entity_id in mine for e in events):
+            self._check_now.set()
+            self._poke()
+
+
+def _notify(on_done: OnDone | None, done: Done) -> None:
+    if on_done is None:
+        return
+    try:
+        on_done(done)
+    except Exception:  # a caller's callback never breaks the supervisor
+        log.exception("on_done callback failed for task instance %s", done.ti_id)
+
+
+_OWN_ACTORS = frozenset({Actor.WORKER.value, Actor.EXECUTOR.value})

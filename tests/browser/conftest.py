@@ -1,0 +1,113 @@
+"""Browser tests: Playwright drives Debian's Chromium (/usr/bin/chromium) against the web UI
+served by uvicorn on a free 127.0.0.1 port, over a temporary SQLite database.
+
+Without Chromium the tests skip, except under ``CI=true`` where that is a failure. Playwright's
+own browser downloads are never used.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import Engine
+
+from statewright.api.server import make_server
+from statewright.config import load_settings
+from statewright.db.engine import make_engine
+from statewright.db.migrate import migrate
+from statewright.sdk import DAG, EmptyOperator, PythonOperator
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def _chromium_or_skip() -> str:
+    if os.path.exists(CHROMIUM) and os.access(CHROMIUM, os.X_OK):
+        return CHROMIUM
+    why = (f"Chromium is not installed at {CHROMIUM}: `apt-get install chromium` (scripts/"
+           "bootstrap.sh does it when run as root)")
+    if os.environ.get("CI") == "true":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+def _check_amount() -> None:
+    print("checking the amount column")
+    raise ValueError("column 'amount' has 3 null values")
+
+
+def orders_dag(fail: bool) -> DAG:
+    with DAG("orders", tags=["demo"], description="orders pipeline") as dag:
+        if fail:
+            check = PythonOperator(task_id="check", python_callable=_check_amount, retries=1,
+                                   retry_delay=timedelta(seconds=0))
+        else:
+            check = EmptyOperator(task_id="check")
+        check >> EmptyOperator(task_id="publish")
+    return dag
+
+
+@dataclass
+class UiServer:
+    url: str
+    engine: Engine
+    failed_run_id: str
+
+
+@pytest.fixture(scope="module")
+def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
+    _chromium_or_skip()
+    home = tmp_path_factory.mktemp("ui")
+    settings = load_settings({"STATEWRIGHT_HOME": str(home),
+                              "STATEWRIGHT_LOGS_FOLDER": str(home / "logs")})
+    engine = make_engine(settings.database_url)
+    migrate(engine)
+    orders_dag(fail=False).test(engine=engine, logs_folder=settings.logs_folder)
+    failed = orders_dag(fail=True).test(engine=engine, logs_folder=settings.logs_folder)
+    server = make_server(engine, settings, host="127.0.0.1", port=0)
+    thread = server.start_thread()
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if httpx.get(server.url + "api/v1/health", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail("the UI server did not start")
+        time.sleep(0.1)
+    yield UiServer(server.url.rstrip("/"), engine, failed.run_id)
+    server.stop()
+    thread.join(10)
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def browser(ui_server: UiServer) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=_chromium_or_skip(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield pg
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"

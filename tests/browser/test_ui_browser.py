@@ -1,0 +1,72 @@
+"""The web UI in a real browser: list, trigger with conf, grid, task instance panel, run page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from conftest import UiServer
+
+
+def test_trigger_from_the_list_then_read_a_failure_in_the_grid(
+        page: Any, ui_server: UiServer, tmp_path: Path) -> None:
+    page.goto(ui_server.url + "/")
+    row = page.locator("#dag-rows tr[data-dag-id='orders']")
+    row.wait_for()
+    assert "Failed" in row.inner_text()  # the newest run's state name
+
+    row.locator("button[data-trigger='orders']").click()
+    page.locator("#trigger-dialog").wait_for(state="visible")
+    page.fill("#trigger-run-id", "from_the_ui")
+    page.fill("#trigger-conf", json.dumps({"region": "eu", "limit": 3}))
+    page.click("#trigger-submit")
+    page.locator("#toast.show").wait_for()
+    assert "from_the_ui" in page.inner_text("#toast")
+    run = httpx.get(ui_server.url + "/api/v1/dags/orders/dagRuns/from_the_ui").json()
+    assert run["conf"] == {"region": "eu", "limit": 3} and run["triggered_by"] == "api"
+
+    page.goto(ui_server.url + "/dags/orders")
+    cell = page.locator("button.cell.s-failed[data-task-id='check']")
+    cell.wait_for()
+    assert "Failed" in (cell.get_attribute("title") or "")
+    assert page.locator("table.grid thead .runbar").count() == 3  # two tests + the new run
+    cell.click()
+    page.locator("#panel-state").wait_for()
+    assert page.inner_text("#panel-state").startswith("Failed")
+    assert "column 'amount' has 3 null values" in page.inner_text("#panel-message")
+    newest = page.locator("#panel table.hist tbody tr.h-main").first
+    assert "worker" in newest.inner_text() and "running" in newest.inner_text()
+    page.locator("#panel-log").filter(has_text="checking the amount column").wait_for()
+    assert "run_id=" in page.url and "task_id=check" in page.url
+
+    shot = tmp_path / "grid.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+
+
+def test_run_page_shows_task_instances_and_the_timeline(page: Any, ui_server: UiServer) -> None:
+    run_id = ui_server.failed_run_id
+    page.goto(f"{ui_server.url}/dags/orders/runs/{quote(run_id, safe='')}")
+    page.locator("#tis tbody tr").first.wait_for()
+    assert page.locator("#tis tbody tr").count() == 2
+    assert "Failed" in page.inner_text("#run-state")
+    assert page.locator("#gantt .g-seg").count() > 4
+    page.locator("#tis tbody tr[data-task-id='check']").click()
+    page.locator("#panel-state").wait_for()
+    tabs = page.locator("#panel .tabs .tab")
+    assert tabs.count() == 2 and "AwaitingRetry" in tabs.nth(0).inner_text()
+    tabs.nth(0).click()
+    page.locator("#panel-log").filter(has_text="checking the amount column").wait_for()
+
+
+def test_pause_toggle_on_the_dag_page(page: Any, ui_server: UiServer) -> None:
+    page.goto(ui_server.url + "/dags/orders")
+    page.locator("label.switch").first.click()
+    page.locator("#dag-pause-label").filter(has_text="Paused").wait_for()
+    assert httpx.get(ui_server.url + "/api/v1/dags/orders").json()["is_paused"] is True
+    page.locator("label.switch").first.click()
+    page.locator("#dag-pause-label").filter(has_text="Active").wait_for()
+    assert httpx.get(ui_server.url + "/api/v1/dags/orders").json()["is_paused"] is False

@@ -1,0 +1,195 @@
+"""Capacity: pools, priority order, max_active_tasks per run, max_active_tis_per_dag."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine, select
+
+from statewright.core.states import TI
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
+from statewright.db.engine import transaction
+from statewright.db.repositories import pools as pool_repo
+from statewright.db.tables import pool, task_instance
+from statewright.sdk import DAG, EmptyOperator
+from statewright.services.dag_runs import trigger_dag
+
+NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+
+
+def occupied(engine: Engine, pool_name: str) -> int:
+    with engine.connect() as conn:
+        return pool_repo.slot_stats(conn)[pool_name].occupied
+
+
+def trigger(engine: Engine, dag_id: str, run_id: str, now: datetime) -> None:
+    with transaction(engine) as conn:
+        trigger_dag(conn, dag_id, now=now, actor=Actor.USER, run_id=run_id)
+
+
+def test_a_pool_limits_how_many_task_instances_run(harness: Callable, engine: Engine) -> None:
+    h = harness(NOW)
+    with transaction(engine) as conn:
+        pool_repo.set_pool(conn, "small", 2, description="two at a time")
+    with DAG("pooled") as dag:
+        for i in range(5):
+            EmptyOperator(task_id=f"t{i}", pool="small")
+        EmptyOperator(task_id="free")  # default_pool: not limited by "small"
+    h.sync(dag)
+    trigger(engine, "pooled", "r1", h.clock())
+    h.executor.hold = True
+    most = 0
+    for _ in range(10):
+        h.loop()
+        most = max(most, occupied(engine, "small"))
+        assert occupied(engine, "small") <= 2
+        h.executor.finish()
+    assert most == 2
+    assert {t.state for t in h.tis("pooled")} == {"success"}
+    first_batch = {t for t in h.executor.queued_log[0]}
+    with engine.connect() as conn:
+        names = dict(conn.execute(select(task_instance.c.id, task_instance.c.task_id)).all())
+    assert "free" in {names[i] for i in first_batch}
+
+
+def test_pool_slots_and_missing_pools(harness: Callable, engine: Engine) -> None:
+    h = harness(NOW)
+    with transaction(engine) as conn:
+        pool_repo.set_pool(conn, "three", 3)
+    with DAG("slots") as dag:
+        EmptyOperator(task_id="big", pool="three", pool_slots=2, priority_weight=10)
+        EmptyOperator(task_id="small1", pool="three", priority_weight=5)
+        EmptyOperator(task_id="small2", pool="three", priority_weight=1)
+        EmptyOperator(task_id="huge", pool="three", pool_slots=4)  # more than the pool has
+        EmptyOperator(task_id="lost", pool="no_such_pool")
+    h.sync(dag)
+    trigger(engine, "slots", "r1", h.clock())
+    h.executor.hold = True
+    h.loop()
+    states = {t.task_id: t.state for t in h.tis("slots")}
+    assert states["big"] == states["small1"] == "queued"  # 2 + 1 slots
+    assert states["small2"] == states["huge"] == states["lost"] == "scheduled"
+    assert occupied(engine, "three") == 3
+    h.executor.finish()
+    h.loop()
+    h.executor.finish()
+    h.loop()
+    states = {t.task_id: t.state for t in h.tis("slots")}
+    assert states["small2"] == "success"
+    assert states["huge"] == states["lost"] == "scheduled"  # they never fit
+
+
+def test_priority_weight_orders_the_queue(harness: Callable, engine: Engine) -> None:
+    h = harness(NOW)
+    with DAG("prio") as dag:
+        EmptyOperator(task_id="low", priority_weight=1, weight_rule="absolute")
+        EmptyOperator(task_id="high", priority_weight=10, weight_rule="absolute")
+        EmptyOperator(task_id="mid", priority_weight=5, weight_rule="absolute")
+        # downstream rule (the default): its own weight plus every task below it
+        a = EmptyOperator(task_id="root", priority_weight=2)
+        a >> EmptyOperator(task_id="leaf", priority_weight=7, weight_rule="absolute")
+    h.sync(dag)
+    trigger(engine, "prio", "r1", h.clock())
+    h.executor.slots = 1
+    h.loop()
+    with engine.connect() as conn:
+        names = dict(conn.execute(select(task_instance.c.id, task_instance.c.task_id)).all())
+        weights = dict(conn.execute(select(task_instance.c.task_id,
+                                           task_instance.c.priority_weight)).all())
+    order = [names[i] for batch in h.executor.queued_log for i in batch]
+    assert weights["root"] == 9 and weights["leaf"] == 7
+    assert order == ["high", "root", "leaf", "mid", "low"]
+
+
+def test_max_active_tasks_is_per_run_and_max_active_tis_per_dag_per_task(
+        harness: Callable, engine: Engine) -> None:
+    h = harness(NOW)
+    with DAG("limits", max_active_tasks=2, max_active_runs=5) as dag:
+        EmptyOperator(task_id="one_at_a_time", max_active_tis_per_dag=1)
+        for i in range(3):
+            EmptyOperator(task_id=f"t{i}")
+    h.sync(dag)
+    trigger(engine, "limits", "r1", h.clock())
+    trigger(engine, "limits", "r2", h.clock())
+    h.executor.hold = True
+    h.loop()
+    tis = h.tis("limits")
+    queued = [t for t in tis if t.state == "queued"]
+    by_run: dict[str, int] = {}
+    for t in queued:
+        by_run[t.run_id] = by_run.get(t.run_id, 0) + 1
+    assert by_run == {"r1": 2, "r2": 2}  # max_active_tasks=2 in each run (Airflow 3)
+    assert sum(1 for t in queued if t.task_id == "one_at_a_time") == 1
+    for _ in range(6):
+        h.executor.finish()
+        h.loop()
+        running_one = [t for t in h.tis("limits")
+                       if t.task_id == "one_at_a_time" and t.state == "queued"]
+        assert len(running_one) <= 1
+    assert {t.state for t in h.tis("limits")} == {"success"}
+
+
+def test_paused_dags_do_not_queue_tasks(harness: Callable, engine: Engine) -> None:
+    from statewright.db.repositories import dags as dag_repo
+
+    h = harness(NOW)
+    with DAG("pausing") as dag:
+        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
+    h.sync(dag)
+    trigger(engine, "pausing", "r1", h.clock())
+    h.executor.hold = True
+    h.loop()
+    with transaction(engine) as conn:
+        dag_repo.set_paused(conn, "pausing", True)
+    h.executor.finish()
+    h.loop()
+    assert {t.task_id: t.state for t in h.tis("pausing")} == {"a": "success", "b": "scheduled"}
+    with transaction(engine) as conn:
+        dag_repo.set_paused(conn, "pausing", False)
+    h.executor.hold = False
+    h.loop()
+    assert {t.state for t in h.tis("pausing")} == {"success"}
+
+
+def test_slot_stats_count_deferred_only_when_the_pool_says_so(harness: Callable,
+                                                             engine: Engine) -> None:
+    h = harness(NOW)
+    with transaction(engine) as conn:
+        pool_repo.set_pool(conn, "d", 5, include_deferred=False)
+    with DAG("deferring") as dag:
+        EmptyOperator(task_id="a", pool="d", pool_slots=2)
+    h.sync(dag)
+    trigger(engine, "deferring", "r1", h.clock())
+    h.executor.hold = True
+    h.loop()
+    (ti,) = h.tis("deferring")
+    with transaction(engine) as conn:
+        door.set_task_instance_state(conn, ti.id, frm=TI.QUEUED, to=TI.RUNNING,
+                                     actor=Actor.WORKER, now=NOW, increment_try=True)
+        door.set_task_instance_state(conn, ti.id, frm=TI.RUNNING, to=TI.DEFERRED,
+                                     actor=Actor.WORKER, now=NOW)
+    with engine.connect() as conn:
+        stats = pool_repo.slot_stats(conn)["d"]
+    assert (stats.deferred, stats.occupied, stats.open) == (2, 0, 5)
+    with transaction(engine) as conn:
+        pool_repo.set_pool(conn, "d", 5, include_deferred=True)
+    with engine.connect() as conn:
+        stats = pool_repo.slot_stats(conn)["d"]
+    assert (stats.occupied, stats.open) == (2, 3)
+
+
+def test_the_default_pool_is_created_when_missing(harness: Callable, engine: Engine) -> None:
+    h = harness(NOW)
+    with transaction(engine) as conn:
+        conn.execute(pool.delete())
+    with DAG("plain") as dag:
+        EmptyOperator(task_id="a")
+    h.sync(dag)
+    trigger(engine, "plain", "r1", h.clock())
+    h.loop()
+    assert {t.state for t in h.tis("plain")} == {"success"}
+    with engine.connect() as conn:
+        default = pool_repo.get(conn, "default_pool")
+    assert default is not None and default.slots == 128
