@@ -17,6 +17,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -123,6 +124,7 @@ def hold_triggers(n: int) -> dict[str, Any]:
     stop.set()
     thread.join()
     engine.dispose()
+    shutil.rmtree(tmp, ignore_errors=True)
     return {
         "triggers": n,
         "rss_bytes_per_trigger": round(rss_per_trigger),
@@ -229,6 +231,7 @@ def defer_resume(n_tasks: int) -> dict[str, Any]:
             parts["scheduler_queue"].append((queued - fired).total_seconds())
             parts["executor_start"].append((runs[1] - queued).total_seconds())
     engine.dispose()
+    shutil.rmtree(tmp, ignore_errors=True)
     return {"tasks": n_tasks, "state": state, "wall_seconds": round(wall, 3),
             "defer_resume_overhead_ms_median": round(statistics.median(overheads) * 1000, 1),
             "defer_resume_overhead_ms_p90": round(

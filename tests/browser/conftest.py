@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import Engine
+from ui_harness import UiServer
 
 from statewright.api.server import make_server
 from statewright.config import load_settings
@@ -55,13 +54,6 @@ def orders_dag(fail: bool) -> DAG:
             check = EmptyOperator(task_id="check")
         check >> EmptyOperator(task_id="publish")
     return dag
-
-
-@dataclass
-class UiServer:
-    url: str
-    engine: Engine
-    failed_run_id: str
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from conftest import UiServer
+from ui_harness import UiServer
 
 
 def test_trigger_from_the_list_then_read_a_failure_in_the_grid(
@@ -60,6 +60,10 @@ def test_run_page_shows_task_instances_and_the_timeline(page: Any, ui_server: Ui
     assert tabs.count() == 2 and "AwaitingRetry" in tabs.nth(0).inner_text()
     tabs.nth(0).click()
     page.locator("#panel-log").filter(has_text="checking the amount column").wait_for()
+    page.locator("#tis tbody tr[data-task-id='publish']").click()
+    page.locator("#panel-task-id").filter(has_text="publish").wait_for()
+    panel = page.inner_text("#panel")
+    assert "UpstreamFailed" in panel and "null" not in panel and "undefined" not in panel
 
 
 def test_pause_toggle_on_the_dag_page(page: Any, ui_server: UiServer) -> None:

@@ -18,12 +18,11 @@ from sqlalchemy import Connection
 from statewright.api import schemas as s
 from statewright.api.errors import NotFound
 from statewright.core.states import RUN_UNFINISHED
-from statewright.db.repositories import browse
+from statewright.db.repositories import browse, transitions_log
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import import_errors as import_error_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
-from statewright.db.repositories import transitions_log
 from statewright.services.worker.workload import log_path_for
 
 RECENT_RUNS = 10
@@ -271,7 +270,7 @@ def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_numbe
 
 
 def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
-    """The runs × tasks matrix: a fixed number of statements, whatever its size."""
+    """The matrix of runs and tasks: a fixed number of statements, whatever its size."""
     row = dag_row(conn, dag_id)
     runs, total = browse.runs_page(conn, dag_id, limit=limit, offset=offset)
     runs = list(reversed(runs))  # columns: oldest to newest

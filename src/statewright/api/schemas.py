@@ -211,7 +211,7 @@ class Try(BaseModel):
     duration: float | None = None
     error: str | None = None
     traceback: str | None = None
-    current: bool = Field(False, description="The try in progress (no history row yet).")
+    current: bool = Field(default=False, description="The try in progress (no history row yet).")
     log_url: str
 
 
@@ -265,7 +265,7 @@ class GridCell(BaseModel):
 class GridRow(BaseModel):
     task_id: str
     operator: str | None = None
-    in_dag: bool = Field(True, description="False for a task no longer in the DAG.")
+    in_dag: bool = Field(default=True, description="False for a task no longer in the DAG.")
     instances: list[GridCell | None] = Field(description="One per run, in dag_runs order.")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Table
 
-__all__ = ["chunks", "insert_many"]
+__all__ = ["chunks", "insert_many", "update_many"]
 
 
 def chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
@@ -75,6 +75,31 @@ def insert_many(
             cursor.close()
         return len(params)
     conn.exec_driver_sql(head + one, params)
+    return len(params)
+
+
+def update_many(
+    conn: Connection,
+    table: Table,
+    key: str,
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+) -> int:
+    """``UPDATE table SET columns… WHERE key = …`` for each row (``(key value, *column values)``).
+
+    Not for state columns: those change through ``statewright.db.transition`` only.
+    """
+    converters = [_processor(conn, table, k) for k in (key, *columns)]
+    memo: dict[tuple[int, Any], Any] = {}
+    params = [tuple(_convert(p, i, v, memo) for i, (p, v) in enumerate(
+        zip(converters, row, strict=True))) for row in rows]
+    if not params:
+        return 0
+    quote = conn.dialect.identifier_preparer.quote
+    marker = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    sets = ", ".join(f"{quote(c)} = {marker}" for c in columns)
+    sql = f"UPDATE {quote(table.name)} SET {sets} WHERE {quote(key)} = {marker}"
+    conn.exec_driver_sql(sql, [(*p[1:], p[0]) for p in params])
     return len(params)
 
 

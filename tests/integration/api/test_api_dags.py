@@ -44,7 +44,7 @@ def test_list_dags_shows_schedule_tags_and_the_last_runs(client: TestClient,
 def test_get_dag_has_tasks_and_dependencies(client: TestClient, engine: Engine) -> None:
     store_dag(engine, failing_dag())
     body = client.get("/api/v1/dags/etl").json()
-    assert [t["task_id"] for t in body["tasks"]][0] == "extract"
+    assert body["tasks"][0]["task_id"] == "extract"
     extract = next(t for t in body["tasks"] if t["task_id"] == "extract")
     assert extract["retries"] == 1 and extract["operator"] == "PythonOperator"
     assert sorted(extract["downstream"]) == ["cleanup", "load"]

@@ -1,4 +1,4 @@
-"""The grid: runs × tasks in a fixed number of SQL statements, whatever its size."""
+"""The grid: runs by tasks in a fixed number of SQL statements, whatever its size."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def test_task_instances_of_a_run_in_dag_order(client: TestClient,
     body = client.get(run_url(dag_id, run_id) + "/taskInstances").json()
     assert body["total_entries"] == 3
     by_task = {t["task_id"]: t for t in body["task_instances"]}
-    assert [t["task_id"] for t in body["task_instances"]][0] == "extract"
+    assert body["task_instances"][0]["task_id"] == "extract"
     assert by_task["extract"]["state"] == "failed"
     assert by_task["extract"]["try_number"] == 2
     assert "null values" in by_task["extract"]["state_message"]

@@ -51,32 +51,45 @@ STATEWRIGHT = [sys.executable, "-m", "statewright.cli.main"]
 DROPPED = "dropped the message for task instance"
 FERNET_KEY = generate_key()
 
+# Each try appends "task_id try_number" to the file MARKS: a try that ran twice shows twice.
+MARK = '''
+def mark(context):
+    with open(MARKS, "a") as fh:
+        fh.write(f"{context['ti'].task_id} {context['ti'].try_number}\\n")
+'''
+
 OUTCOMES = '''
 import os, time
 from datetime import timedelta
 from statewright.sdk import DAG, task
+MARK_FUNCTION
 
 with DAG("celery_outcomes"):
     @task(queue=QUEUE)
-    def ok():
+    def ok(**context):
+        mark(context)
         return {"answer": 42}
 
     @task(queue=QUEUE)
-    def uses(value):
+    def uses(value, **context):
+        mark(context)
         return value["answer"] + 1
 
     @task(queue=QUEUE, retries=1, retry_delay=timedelta(seconds=0))
     def flaky(**context):
+        mark(context)
         if context["ti"].try_number == 1:
             raise ConnectionError("first try fails")
         return "second"
 
     @task(queue=QUEUE)
-    def exits():
+    def exits(**context):
+        mark(context)
         os._exit(3)
 
     @task(queue=QUEUE)
-    def slow():
+    def slow(**context):
+        mark(context)
         time.sleep(1.5)
         return "slow"
 
@@ -87,10 +100,12 @@ KILLED = '''
 import time
 from datetime import timedelta
 from statewright.sdk import DAG, task
+MARK_FUNCTION
 
 with DAG("celery_killed"):
     @task(queue=QUEUE, retries=1, retry_delay=timedelta(seconds=0))
     def long(**context):
+        mark(context)
         if context["ti"].try_number == 1:
             time.sleep(60)
         return "done"
@@ -156,6 +171,11 @@ class Deployment:
         self.workers.append(proc)
         return proc
 
+    def tries_run(self) -> list[str]:
+        """"task_id try" of every try that ran, sorted."""
+        path = self.tmp / "marks"
+        return sorted(path.read_text().splitlines()) if path.exists() else []
+
     def dropped(self, n: int) -> int:
         return self.worker_log(n).read_text(errors="replace").count(DROPPED)
 
@@ -167,8 +187,9 @@ class Deployment:
 def _deploy(engine: Engine, broker_url: str, tmp_path: Path, dag: str) -> Iterator[Deployment]:
     queue = f"sw_test_{uuid.uuid4().hex[:10]}"
     (tmp_path / "dags").mkdir()
-    (tmp_path / "dags" / "dag.py").write_text(
-        textwrap.dedent(dag).replace("QUEUE", repr(queue)))
+    text = textwrap.dedent(dag).replace("MARK_FUNCTION", MARK)
+    text = text.replace("QUEUE", repr(queue)).replace("MARKS", repr(str(tmp_path / "marks")))
+    (tmp_path / "dags" / "dag.py").write_text(text)
     DagProcessor(engine, tmp_path / "dags").run_once()
     views = DagViewCache()
     executor = CeleryExecutor(engine, broker_url=broker_url, parallelism=8)
@@ -328,6 +349,7 @@ def test_a_dag_runs_on_a_celery_worker_and_duplicates_start_nothing(
         t: (ti.state, ti.try_number) for t, ti in tis.items()}
     starts = {t: _starts(d.engine, ti.id) for t, ti in after.items()}
     assert starts == {"ok": 1, "uses": 1, "flaky": 2, "exits": 1, "slow": 1}
+    assert d.tries_run() == ["exits 1", "flaky 1", "flaky 2", "ok 1", "slow 1", "uses 1"]
     with d.engine.connect() as conn:
         assert dispatch_repo.in_flight(conn, "celery") == 0
     assert d.executor.slots_available() == 8
@@ -391,3 +413,4 @@ def test_a_worker_killed_mid_try_leaves_a_zombie_the_scheduler_ends_and_no_try_r
     assert [h.name for h in crashed] == ["Crashed"]
     assert "zombie" in (crashed[0].message or "")
     assert history[-1] == (2, "success")
+    assert d.tries_run() == ["long 1", "long 2"]

@@ -55,7 +55,7 @@ def get_grid(
     limit: Annotated[int, Query(ge=1, le=200, description="Runs per page.")] = 25,
     offset: Offset = 0,
 ) -> s.Grid:
-    """Runs (columns, oldest to newest) × tasks (rows, in DAG order): state, name and try of
+    """Runs (columns, oldest to newest) by tasks (rows, in DAG order): state, name and try of
     every task instance. One aggregated query reads every cell of the page."""
     with reading(request) as conn:
         return reads.grid(conn, dag_id, limit=limit, offset=offset)

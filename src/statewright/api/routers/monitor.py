@@ -36,5 +36,6 @@ def health(request: Request) -> s.Health | JSONResponse:
     jobs = {kind: h for kind, info in beats.items()
             if (h := reads.job_health(info, now, threshold)) is not None}
     ok = all(h.status == "healthy" for h in jobs.values())
-    return s.Health(status="healthy" if ok else "unhealthy", metadatabase=s.ComponentHealth(status="healthy"),
+    return s.Health(status="healthy" if ok else "unhealthy",
+                    metadatabase=s.ComponentHealth(status="healthy"),
                     scheduler=jobs.get("scheduler"), triggerer=jobs.get("triggerer"), jobs=jobs)

@@ -325,10 +325,12 @@ def pools_set(app: App, name: str, slots: int, description: str | None,
 @_friendly
 def pools_list(app: App, output: str) -> None:
     """Every pool with its slots: running, queued, deferred, scheduled and open."""
+    from statewright.db.engine import transaction
     from statewright.db.repositories import pools as pool_repo
 
     app.ensure_schema()
-    with app.engine.connect() as conn:
+    with transaction(app.engine) as conn:
+        pool_repo.ensure_default(conn, app.settings.default_pool_slots)
         stats = pool_repo.slot_stats(conn)
     if output == "json":
         click.echo(json.dumps([{"pool": s.name, "slots": s.slots, "running": s.running,

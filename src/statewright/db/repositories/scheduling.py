@@ -7,10 +7,10 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, func, not_, or_, select, tuple_, update
+from sqlalchemy import Connection, and_, func, not_, select, tuple_
 
 from statewright.core.states import RUN, TI, StateName
-from statewright.db.bulk import chunks
+from statewright.db.bulk import chunks, update_many
 from statewright.db.tables import dag, dag_run, task_instance
 
 ti = task_instance.c
@@ -72,43 +72,28 @@ def existing_runs(
     """Of (dag_id, run_id, logical_date) triples: the run ids and logical dates already taken."""
     by_id: set[tuple[str, str]] = set()
     by_date: set[tuple[str, datetime]] = set()
-    for chunk in chunks(list(wanted), 300):
-        ids = [(d, r) for d, r, _ in chunk]
-        dates = [(d, t) for d, _, t in chunk]
-        rows = conn.execute(
-            select(dr.dag_id, dr.run_id, dr.logical_date).where(
-                or_(tuple_(dr.dag_id, dr.run_id).in_(ids),
-                    and_(dr.dag_id.in_({d for d, _ in dates}),
-                         dr.logical_date.in_({t for _, t in dates}))))
-        ).all()
-        for row in rows:
-            by_id.add((row.dag_id, row.run_id))
-            if row.logical_date is not None:
-                by_date.add((row.dag_id, row.logical_date))
+    triples = list(wanted)
+    run_ids = sorted({r for _, r, _ in triples})
+    dates = sorted({t for _, _, t in triples})
+    for chunk in chunks(sorted({d for d, _, _ in triples}), 500):
+        for dag_id, run_id in conn.execute(
+            select(dr.dag_id, dr.run_id).where(dr.dag_id.in_(chunk), dr.run_id.in_(run_ids))
+        ).all():
+            by_id.add((dag_id, run_id))
+        for dag_id, logical_date in conn.execute(
+            select(dr.dag_id, dr.logical_date).where(dr.dag_id.in_(chunk),
+                                                     dr.logical_date.in_(dates))
+        ).all():
+            by_date.add((dag_id, logical_date))
     return by_id, by_date
 
 
 def set_next_dagruns(conn: Connection, values: Mapping[str, Mapping[str, Any]]) -> None:
     """dag_id → the four ``next_dagrun*`` columns; one executemany."""
-    if not values:
-        return
-    conn.execute(
-        update(dag)
-        .where(dag.c.dag_id == bindparam("b_dag_id"))
-        .values(
-            next_dagrun=bindparam("b_next"),
-            next_dagrun_data_interval_start=bindparam("b_start"),
-            next_dagrun_data_interval_end=bindparam("b_end"),
-            next_dagrun_create_after=bindparam("b_after"),
-        ),
-        [
-            {"b_dag_id": dag_id, "b_next": v["next_dagrun"],
-             "b_start": v["next_dagrun_data_interval_start"],
-             "b_end": v["next_dagrun_data_interval_end"],
-             "b_after": v["next_dagrun_create_after"]}
-            for dag_id, v in values.items()
-        ],
-    )
+    columns = ("next_dagrun", "next_dagrun_data_interval_start",
+               "next_dagrun_data_interval_end", "next_dagrun_create_after")
+    update_many(conn, dag, "dag_id", columns,
+                [(dag_id, *(v[c] for c in columns)) for dag_id, v in values.items()])
 
 
 def latest_automated_runs(conn: Connection, dag_ids: Iterable[str]) -> dict[str, Any]:

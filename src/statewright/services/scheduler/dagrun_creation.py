@@ -78,6 +78,7 @@ class DagRunCreation:
     def __init__(self, *, max_dags_per_loop: int = 1000) -> None:
         self.max_dags_per_loop = max_dags_per_loop
         self.schedules = ScheduleCache()
+        self.views = DagViewCache()  # when the caller has none of its own
         self._task_rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
@@ -89,7 +90,7 @@ class DagRunCreation:
         with read_snapshot(engine) as conn:
             if not sched_repo.any_due_dag(conn, now):
                 return 0
-        views = views or DagViewCache()
+        views = views or self.views
         with transaction(engine) as conn:
             due = sched_repo.lock_due_dags(conn, now, self.max_dags_per_loop)
             if not due:

@@ -43,8 +43,9 @@ from statewright.services.dag_view import DagViewCache
 from statewright.services.worker.caching import CacheLookup
 from statewright.services.worker.callbacks import TryStateQuery
 from statewright.services.worker.callbacks import answer as answer_request
+from statewright.services.worker.lifeline import task_process_main
 from statewright.services.worker.outcome import CRASHED, TIMED_OUT, TryResult, apply_results
-from statewright.services.worker.task_runner import HOSTNAME, child_main
+from statewright.services.worker.task_runner import HOSTNAME
 from statewright.services.worker.workload import Workload, start_tries
 
 log = logging.getLogger("statewright.worker.pool")
@@ -85,6 +86,8 @@ class _Request:
 class _Child:
     process: Any
     conn: Connection
+    lifeline: Connection
+    """Held open while the process should live; see ``lifeline``."""
     workload: Workload | None = None
     on_done: OnDone | None = None
     started_at: float = 0.0
@@ -142,7 +145,8 @@ class TaskProcessPool:
         self._poke()
 
     def start(self) -> None:
-        self.context.set_forkserver_preload(["statewright.services.worker.task_runner"])
+        self.context.set_forkserver_preload(["statewright.services.worker.task_runner",
+                                             "statewright.services.worker.lifeline"])
         for _ in range(self.processes):
             self._children.append(self._spawn())
         self._thread = threading.Thread(target=self._loop, name="task-process-pool",
@@ -167,6 +171,7 @@ class TaskProcessPool:
             if c.process.is_alive():
                 c.process.kill()
                 c.process.join(1.0)
+            _close(c.conn, c.lifeline)
         self._children.clear()
 
     def busy_count(self) -> int:
@@ -186,11 +191,12 @@ class TaskProcessPool:
 
     def _spawn(self) -> _Child:
         parent, child = self.context.Pipe()
-        p = self.context.Process(target=child_main, args=(child,), daemon=True,
+        life_r, life_w = self.context.Pipe(duplex=False)
+        p = self.context.Process(target=task_process_main, args=(child, life_r), daemon=True,
                                  name="statewright-task")
         p.start()
-        child.close()
-        return _Child(process=p, conn=parent)
+        _close(child, life_r)
+        return _Child(process=p, conn=parent, lifeline=life_w)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -292,19 +298,14 @@ class TaskProcessPool:
         c.workload, c.on_done, c.deadline, c.kill_reason = None, None, None, None
 
     def _replace(self, c: _Child) -> None:
-        try:
-            c.conn.close()
-        except OSError:
-            pass
+        _close(c.conn, c.lifeline)
         fresh = self._spawn()
-        c.process, c.conn = fresh.process, fresh.conn
+        c.process, c.conn, c.lifeline = fresh.process, fresh.conn, fresh.lifeline
         self._release(c)
 
     def _apply_and_dispatch(self, results: list[tuple[TryResult, OnDone | None]]) -> None:
         idle = [c for c in self._children if c.idle]
-        with self._lock:
-            n = min(len(idle), len(self._pending))
-            requests = [self._pending.popleft() for _ in range(n)]
+        requests = self._take(len(idle))
         stopped, self._stopped = self._stopped, []
         if not requests and not results and not stopped:
             return
@@ -353,6 +354,21 @@ class TaskProcessPool:
             except (OSError, BrokenPipeError):
                 c.kill_reason = "send failed"
 
+    def _take(self, n: int) -> list[_Request]:
+        """Up to ``n`` pending requests, one per task instance: a second request for a task
+        instance in the batch (a duplicated message) waits for the next batch, where it meets
+        the state the first one left."""
+        taken: list[_Request] = []
+        later: list[_Request] = []
+        seen: set[int] = set()
+        with self._lock:
+            while self._pending and len(taken) < n:
+                r = self._pending.popleft()
+                (later if r.ti_id in seen else taken).append(r)
+                seen.add(r.ti_id)
+            self._pending.extendleft(reversed(later))
+        return taken
+
     def _heartbeat(self) -> None:
         running = [(c.workload.ti_id, c.workload.try_number) for c in self._children
                    if c.workload is not None]
@@ -397,6 +413,14 @@ class TaskProcessPool:
                and e.actor not in _OWN_ACTORS and e.entity_id in mine for e in events):
             self._check_now.set()
             self._poke()
+
+
+def _close(*conns: Connection) -> None:
+    for conn in conns:
+        try:
+            conn.close()
+        except OSError:
+            pass
 
 
 def _notify(on_done: OnDone | None, done: Done) -> None:

@@ -422,8 +422,8 @@ class TaskPanel {
       triesBox.append(el("p", { class: "muted small" }, "No try has started yet."));
     }
     this.history = history;
-    this.box.replaceChildren(head, stateLine, message, facts, actions, triesBox,
-      el("h3", {}, "State history"), historyTable(history.transitions));
+    this.box.replaceChildren(...[head, stateLine, message, facts, actions, triesBox,
+      el("h3", {}, "State history"), historyTable(history.transitions)].filter(Boolean));
   }
 
   tryDetail(t) {
@@ -563,9 +563,11 @@ function initDag() {
     $("#grid-live").textContent = live() ? "live" : "";
   };
   const live = () => grid.dag_runs.some((r) => UNFINISHED_RUN.has(r.state));
+  let drawn = null;
   const refresh = async () => {
     grid = await api(`/dags/${enc(dag.dag_id)}/grid?limit=${grid.limit}&offset=${offset}`);
-    draw();
+    const snapshot = JSON.stringify(grid);
+    if (snapshot !== drawn) { drawn = snapshot; draw(); }
     return live() ? LIVE_MS : IDLE_MS;
   };
   $("#grid-older").onclick = () => { offset += grid.limit; setUrl(); refresh(); };
@@ -721,6 +723,7 @@ function initRun() {
     const base = `/dags/${enc(dagId)}/dagRuns/${enc(runId)}`;
     [run, tis, history] = await Promise.all([api(base), api(`${base}/taskInstances`),
       api(`${base}/history`)]);
+    // redrawn every time while the run goes on: running bars grow with the clock
     draw();
     return UNFINISHED_RUN.has(run.state) ? LIVE_MS : IDLE_MS * 3;
   };

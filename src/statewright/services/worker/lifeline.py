@@ -1,0 +1,35 @@
+"""A task process dies with its supervisor.
+
+Task processes are forked by the multiprocessing fork server, not by the supervisor, and each one
+keeps the fork server alive; so the kernel's parent-death signal never reaches them when the
+supervisor is killed (``kill -9`` of a worker or a scheduler). Instead the supervisor hands each
+task process the read end of a pipe whose write end only the supervisor holds and never writes
+to: when the supervisor dies, the pipe reads end-of-file and the task process kills itself. A try
+therefore never runs on without a supervisor to heartbeat it and report it; the zombie reaper
+ends it ``Crashed``, and its next try cannot overlap it.
+
+Only the standard library is imported here: this module is preloaded into the fork server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from typing import Any
+
+
+def task_process_main(conn: Any, lifeline: Any) -> None:
+    """The entry point of a task process: watch the lifeline, then run tries (``child_main``)."""
+    from statewright.services.worker.task_runner import child_main
+
+    threading.Thread(target=_watch, args=(lifeline,), name="lifeline", daemon=True).start()
+    child_main(conn)
+
+
+def _watch(lifeline: Any) -> None:
+    try:
+        lifeline.recv_bytes()  # nothing is ever sent: this returns when the supervisor is gone
+    except (EOFError, OSError):
+        pass
+    os.kill(os.getpid(), signal.SIGKILL)
