@@ -20,7 +20,8 @@ def _int(env: Mapping[str, str], key: str, default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise ConfigurationError(f"{key}={raw!r} is not a whole number; set it to e.g. {default}.")
+        raise ConfigurationError(
+            f"{key}={raw!r} is not a whole number; set it to e.g. {default}.") from None
 
 
 def _float(env: Mapping[str, str], key: str, default: float) -> float:
@@ -30,7 +31,8 @@ def _float(env: Mapping[str, str], key: str, default: float) -> float:
     try:
         return float(raw)
     except ValueError:
-        raise ConfigurationError(f"{key}={raw!r} is not a number; set it to e.g. {default}.")
+        raise ConfigurationError(
+            f"{key}={raw!r} is not a number; set it to e.g. {default}.") from None
 
 
 def _bool(env: Mapping[str, str], key: str, default: bool) -> bool:

@@ -176,7 +176,10 @@ _RUN_EDGES: list[Edge[DagRunState]] = [
     _run(_R.QUEUED, _R.PAUSED, "paused by a user before it started", PEOPLE),
     _run(_R.PAUSED, _R.RUNNING, "resumed by a user", PEOPLE),
     _run(_R.PAUSED, _R.QUEUED, "resumed by a user before it started", PEOPLE),
-    *[_run(s, _R.CANCELLED, "cancelled by a user", PEOPLE) for s in (_R.QUEUED, _R.RUNNING, _R.PAUSED)],
+    *[
+        _run(s, _R.CANCELLED, "cancelled by a user", PEOPLE)
+        for s in (_R.QUEUED, _R.RUNNING, _R.PAUSED)
+    ],
     *[
         _run(s, _R.QUEUED, "tasks cleared: the run starts again", PEOPLE)
         for s in (_R.SUCCESS, _R.FAILED, _R.CANCELLED)

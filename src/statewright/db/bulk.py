@@ -38,7 +38,7 @@ def insert_many(
     for c in table.c:
         if (c.key not in consts and c.key not in columns and c.default is not None
                 and getattr(c.default, "is_scalar", False)):
-            consts[c.key] = c.default.arg  # type: ignore[union-attr]
+            consts[c.key] = getattr(c.default, "arg", None)
     const_values = tuple(_processor(conn, table, k)(v) for k, v in consts.items())
     converters = [(i, _processor(conn, table, k)) for i, k in enumerate(columns)]
     typed = [(i, p) for i, p in converters if p is not _identity]

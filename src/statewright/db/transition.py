@@ -269,60 +269,61 @@ def create_dag_runs(
         return []
     run_name = default_run_name(RUN.QUEUED).value
     ti_name = default_ti_name(TI.NONE).value
+    queued, none, who = RUN.QUEUED.value, TI.NONE.value, actor.value
     insert_many(
         conn, dag_run,
         ("dag_id", "run_id", "run_type", "logical_date", "data_interval_start",
          "data_interval_end", "run_after", "conf", "triggered_by"),
         [(r.dag_id, r.run_id, r.run_type, r.logical_date, r.data_interval_start,
           r.data_interval_end, r.run_after or now, dict(r.conf or {}),
-          r.triggered_by or actor.value) for r in runs],
-        {"state": RUN.QUEUED.value, "state_name": run_name, "queued_at": now,
-         "updated_at": now, "clear_number": 0},
+          r.triggered_by or who) for r in runs],
+        {"state": queued, "state_name": run_name, "queued_at": now, "updated_at": now,
+         "clear_number": 0},
     )
     position = {(r.dag_id, r.run_id): i for i, r in enumerate(runs)}
+    run_ids = sorted({r.run_id for r in runs})
     found: dict[int, int] = {}
-    for chunk in chunks(list(position), 400):
+    for chunk in chunks(sorted({r.dag_id for r in runs}), 500):
         for pk, dag_id, run_id in conn.execute(
             select(dag_run.c.id, dag_run.c.dag_id, dag_run.c.run_id).where(
-                tuple_(dag_run.c.dag_id, dag_run.c.run_id).in_(chunk))
+                dag_run.c.dag_id.in_(chunk), dag_run.c.run_id.in_(run_ids))
         ).all():
-            found[position[(dag_id, run_id)]] = pk
+            i = position.get((dag_id, run_id))
+            if i is not None:
+                found[i] = pk
     run_pks = [found[i] for i in range(len(runs))]
 
-    keys = list(dict.fromkeys(k for r in runs for row in r.task_rows for k in row))
-    shaped: dict[int, list[tuple[Any, ...]]] = {}
+    shapes = {id(r.task_rows): r.task_rows for r in runs}  # runs of one DAG share theirs
+    keys = list(dict.fromkeys(k for rows in shapes.values() for row in rows for k in row))
+    shaped = {key: [tuple(row.get(k, _TI_DEFAULTS.get(k)) for k in keys) for row in rows]
+              for key, rows in shapes.items()}
     ti_rows: list[tuple[Any, ...]] = []
     for pk, r in zip(run_pks, runs, strict=True):
-        rows = shaped.get(id(r.task_rows))
-        if rows is None:
-            rows = shaped[id(r.task_rows)] = [
-                tuple(row.get(k, _TI_DEFAULTS.get(k)) for k in keys) for row in r.task_rows]
-        ti_rows += [(pk, r.dag_id, r.run_id, *row) for row in rows]
+        ti_rows += [(pk, r.dag_id, r.run_id, *row) for row in shaped[id(r.task_rows)]]
     insert_many(
         conn, task_instance, ("dag_run_id", "dag_id", "run_id", *keys), ti_rows,
         {**{k: v for k, v in _TI_DEFAULTS.items() if k not in keys},
-         "state": TI.NONE.value, "state_name": ti_name, "updated_at": now},
+         "state": none, "state_name": ti_name, "updated_at": now},
     )
 
     insert_many(
         conn, state_transition, ("entity_id", "dag_id", "run_id"),
         [(pk, r.dag_id, r.run_id) for pk, r in zip(run_pks, runs, strict=True)],
-        {"entity": ENTITY_RUN, "to_state": RUN.QUEUED.value, "name": run_name,
-         "actor": actor.value, "at": now},
+        {"entity": ENTITY_RUN, "to_state": queued, "name": run_name, "actor": who, "at": now},
     )
     events = [
-        TransitionEvent(ENTITY_RUN, pk, r.dag_id, r.run_id, None, None, RUN.QUEUED.value,
-                        run_name, None, actor.value, now)
+        TransitionEvent(ENTITY_RUN, pk, r.dag_id, r.run_id, None, None, queued, run_name,
+                        None, who, now)
         for pk, r in zip(run_pks, runs, strict=True)
     ]
     by_pk = {pk: r for pk, r in zip(run_pks, runs, strict=True)}
     c = task_instance.c
-    for chunk in chunks(run_pks, 400):
+    for chunk in chunks(run_pks, 500):
         conn.execute(insert(state_transition).from_select(
             ["entity", "entity_id", "dag_id", "run_id", "task_id", "to_state", "name",
              "actor", "try_number", "at"],
-            select(literal(ENTITY_TI), c.id, c.dag_id, c.run_id, c.task_id,
-                   literal(TI.NONE.value), literal(ti_name), literal(actor.value), literal(0),
+            select(literal(ENTITY_TI), c.id, c.dag_id, c.run_id, c.task_id, literal(none),
+                   literal(ti_name), literal(who), literal(0),
                    literal(now, state_transition.c.at.type))
             .where(c.dag_run_id.in_(chunk)).order_by(c.id),
         ))
@@ -331,7 +332,7 @@ def create_dag_runs(
         ).all():
             r = by_pk[run_pk]
             events.append(TransitionEvent(ENTITY_TI, pk, r.dag_id, r.run_id, task_id, None,
-                                          TI.NONE.value, ti_name, 0, actor.value, now))
+                                          none, ti_name, 0, who, now))
     after_commit(conn, lambda: _dispatch(events))
     return run_pks
 

@@ -259,15 +259,15 @@ def _reprocess(engine: Engine, b: Any, row: Any, now: datetime) -> int:
     with transaction(engine) as conn:
         run = backfill_repo.runs_at(conn, b.dag_id, [row.logical_date]).get(row.logical_date)
         if run is None or run.state not in _FINISHED:
-            reason = "in_flight" if run is not None else "run_missing"
             backfill_repo.link(conn, row.id, dag_run_id=run.id if run else None,
-                               exception_reason=reason)
+                               exception_reason="in_flight" if run is not None
+                               else "run_missing")
             return 1
+    reason: str | None = None
     try:
         clear_task_instances(engine, run.run_id, dag_id=b.dag_id,
                              only_failed=b.reprocess_behavior == "failed",
                              actor=Actor.USER, now=now)
-        reason = None
     except StatewrightError as exc:
         log.warning("backfill %d: run %s of %s not cleared: %s", b.id, run.run_id, b.dag_id, exc)
         reason = "not_cleared"

@@ -9,6 +9,7 @@ unreachable broker skips its tests, except under ``CI=true`` where it fails them
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -93,7 +94,12 @@ with DAG("celery_outcomes"):
         time.sleep(1.5)
         return "slow"
 
-    uses(ok()); flaky(); exits(); slow()
+    @task(queue=QUEUE, execution_timeout=timedelta(seconds=0.5))
+    def too_slow(**context):
+        mark(context)
+        time.sleep(30)
+
+    uses(ok()); flaky(); exits(); slow(); too_slow()
 '''
 
 KILLED = '''
@@ -211,8 +217,10 @@ def _deploy(engine: Engine, broker_url: str, tmp_path: Path, dag: str) -> Iterat
             try:
                 w.wait(15)
             except subprocess.TimeoutExpired:
+                pass
+            with contextlib.suppress(ProcessLookupError):  # whatever is left of its session
                 os.killpg(w.pid, signal.SIGKILL)
-                w.wait(5)
+            w.wait(5)
         executor.stop()
         _delete_queue(broker_url, queue)
 
@@ -224,6 +232,10 @@ def _delete_queue(url: str, name: str) -> None:
             channel = conn.channel()
             q(channel).delete()
             q.exchange(channel).delete()
+            if url.startswith("redis"):  # the transport's routing table of the exchange
+                client = channel.client
+                client.delete(f"_kombu.binding.{name}", f"_kombu.binding_permanent.{name}")
+                client.zrem("_kombu.binding_deadlines", name)
     except Exception:
         pass
 
@@ -315,11 +327,13 @@ def test_a_dag_runs_on_a_celery_worker_and_duplicates_start_nothing(
         "flaky": ("success", "Success", 2),
         "exits": ("failed", "Crashed", 1),
         "slow": ("success", "Success", 1),
+        "too_slow": ("failed", "TimedOut", 1),
     }, d.logs()
     assert run.state == "failed"
     assert "exit code 3" in tis["exits"].state_message
     assert {ti.executor for ti in tis.values()} == {"celery"}
     assert {ti.hostname for ti in tis.values()} == {HOSTNAME}
+    assert tis["slow"].last_heartbeat_at > tis["slow"].start_date  # heartbeats while it ran
     with d.engine.connect() as conn:
         history = [(h.try_number, h.state) for h in ti_repo.history_of(conn, tis["flaky"].id)]
     assert history == [(1, "up_for_retry"), (2, "success")]
@@ -348,8 +362,9 @@ def test_a_dag_runs_on_a_celery_worker_and_duplicates_start_nothing(
     assert {t: (ti.state, ti.try_number) for t, ti in after.items()} == {
         t: (ti.state, ti.try_number) for t, ti in tis.items()}
     starts = {t: _starts(d.engine, ti.id) for t, ti in after.items()}
-    assert starts == {"ok": 1, "uses": 1, "flaky": 2, "exits": 1, "slow": 1}
-    assert d.tries_run() == ["exits 1", "flaky 1", "flaky 2", "ok 1", "slow 1", "uses 1"]
+    assert starts == {"ok": 1, "uses": 1, "flaky": 2, "exits": 1, "slow": 1, "too_slow": 1}
+    assert d.tries_run() == ["exits 1", "flaky 1", "flaky 2", "ok 1", "slow 1", "too_slow 1",
+                             "uses 1"]
     with d.engine.connect() as conn:
         assert dispatch_repo.in_flight(conn, "celery") == 0
     assert d.executor.slots_available() == 8
@@ -379,11 +394,7 @@ def test_a_worker_killed_mid_try_leaves_a_zombie_the_scheduler_ends_and_no_try_r
     def long() -> Any:
         return _tis(d.engine, run_pk)["long"]
 
-    def running() -> bool:
-        ti = _tis(d.engine, run_pk).get("long")
-        return ti is not None and ti.state == "running" and ti.pid is not None
-
-    _wait(running, 30, "the first try to run", d)
+    _wait(lambda: d.tries_run() == ["long 1"], 30, "the first try to run", d)
     task_pid = long().pid
     os.kill(first.pid, signal.SIGKILL)  # the worker only: its task process must not outlive it
     d.killed.add(0)

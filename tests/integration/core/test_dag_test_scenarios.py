@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import Engine
 
-from statewright.core.transitions import TASK_INSTANCE_EDGES, Actor
 from statewright.core.states import TI
+from statewright.core.transitions import TASK_INSTANCE_EDGES, Actor
 from statewright.sdk import (
     DAG,
     EmptyOperator,

@@ -196,3 +196,34 @@ def test_a_run_that_starts_takes_its_tasks_to_success(harness: Callable) -> None
     (run,) = h.runs("full")
     assert run.state == RUN.SUCCESS.value
     assert {t.state for t in h.tis("full")} == {"success"}
+
+
+def test_schedulers_running_at_once_create_each_run_once(harness: Callable,
+                                                          engine: Engine) -> None:
+    import threading
+
+    h = harness(datetime(2026, 1, 20, 12, tzinfo=UTC))
+    for i in range(8):
+        h.sync(daily(f"race_{i}", catchup=True, max_active_runs=100),
+               fileloc=f"/virtual/dags/race_{i}.py")
+    now = h.clock()
+    errors: list[BaseException] = []
+
+    def scheduler() -> None:
+        step = DagRunCreation(max_dags_per_loop=3)
+        try:
+            for _ in range(60):
+                step.create_due_runs(engine, now)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=scheduler) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == []
+    for i in range(8):
+        runs = h.runs(f"race_{i}")
+        assert [r.logical_date.day for r in runs] == list(range(1, 21))
+        assert len({r.run_id for r in runs}) == 20

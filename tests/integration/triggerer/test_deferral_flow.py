@@ -150,7 +150,8 @@ def test_a_reschedule_sensor_times_out_from_its_first_poke(
     assert "SensorTimeout" in res.ti("hard").state_message
     assert res.ti("soft").state == "skipped"
     hist = _history(engine, "resched_timeout", res.run_id, "hard")
-    assert [h[1] for h in hist].count("up_for_reschedule") >= 3
+    # rescheduled, and the timeout still counted from the first poke, not from each pick-up
+    assert [h[1] for h in hist].count("up_for_reschedule") >= 2
 
 
 def test_external_task_sensor_waits_for_another_dags_task(

@@ -117,3 +117,9 @@ def test_cache_expiration_needs_a_key_function() -> None:
 
     with pytest.raises(DagDefinitionError, match="cache_expiration is set but cache_key_fn"):
         _dag(key_fn=None)
+
+
+def test_task_input_hash_is_stable_and_declines_what_json_cannot_hold() -> None:
+    assert task_input_hash({}, {"a": 1, "b": [2]}) == task_input_hash({}, {"b": [2], "a": 1})
+    assert task_input_hash({}, {"a": 1}) != task_input_hash({}, {"a": 2})
+    assert task_input_hash({}, {"a": object()}) is None

@@ -42,7 +42,7 @@ def _ti(engine: Engine, pk: int):  # type: ignore[no-untyped-def]
 
 
 def test_creation_records_history_and_queued_at(engine: Engine) -> None:
-    run, ids = _setup(engine)
+    run, _ids = _setup(engine)
     with engine.connect() as conn:
         r = conn.execute(select(dag_run).where(dag_run.c.id == run)).one()
         hist = transitions_log.for_run(conn, "d", "r1")
@@ -53,7 +53,7 @@ def test_creation_records_history_and_queued_at(engine: Engine) -> None:
 
 
 def test_a_walk_through_the_happy_path_sets_the_seed_timestamps(engine: Engine) -> None:
-    run, ids = _setup(engine)
+    _run, ids = _setup(engine)
     a = ids["a"]
     steps = [(TI.NONE, TI.SCHEDULED, Actor.SCHEDULER), (TI.SCHEDULED, TI.QUEUED, Actor.SCHEDULER)]
     for i, (f, t, actor) in enumerate(steps):
@@ -128,7 +128,7 @@ def test_the_try_number_fences_reports(engine: Engine) -> None:
 
 
 def test_a_repeated_request_answers_as_before(engine: Engine) -> None:
-    run, ids = _setup(engine)
+    run, _ids = _setup(engine)
     for _ in range(2):
         with transaction(engine) as conn:
             res = door.set_dag_run_state(conn, run, frm=RUN.QUEUED, to=RUN.RUNNING,
@@ -140,7 +140,7 @@ def test_a_repeated_request_answers_as_before(engine: Engine) -> None:
 
 
 def test_listeners_run_after_commit_and_not_after_rollback(engine: Engine) -> None:
-    run, ids = _setup(engine)
+    _run, ids = _setup(engine)
     seen: list[str] = []
     remove = door.add_transition_listener(lambda evs: seen.extend(e.to for e in evs))
     try:

@@ -58,7 +58,8 @@ def register(cli: click.Group) -> None:
             app.engine, broker_url=s.celery_broker_url, queues=names,
             concurrency=concurrency or s.parallelism, logs_folder=s.logs_folder,
             heartbeat_seconds=s.heartbeat_seconds,
-            visibility_timeout=s.celery_visibility_timeout, name=name)
+            visibility_timeout=s.celery_visibility_timeout, name=name,
+            zombie_threshold_seconds=s.zombie_threshold_seconds)
         console.print(f"celery worker {worker.name}: queues {', '.join(names)}, "
                       f"{worker.concurrency} task processes; broker {_safe(s.celery_broker_url)}, "
                       f"database {app.engine.url.render_as_string()}. Ctrl-C stops.",

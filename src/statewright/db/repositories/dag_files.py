@@ -43,3 +43,25 @@ def forget(conn: Connection, filelocs: Iterable[str]) -> None:
     names = list(filelocs)
     if names:
         conn.execute(delete(dag_file).where(dag_file.c.fileloc.in_(names)))
+
+
+def get_many(conn: Connection, filelocs: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    names = list(filelocs)
+    for start in range(0, len(names), 400):
+        for r in conn.execute(select(dag_file).where(
+                dag_file.c.fileloc.in_(names[start:start + 400]))).all():
+            out[r.fileloc] = r
+    return out
+
+
+def save_many(conn: Connection, rows: Sequence[dict[str, Any]], now: datetime) -> None:
+    """Replace the rows of these files: dicts of fileloc, mtime, size, content_hash, dag_ids,
+    duration."""
+    if not rows:
+        return
+    forget(conn, [r["fileloc"] for r in rows])
+    conn.execute(dag_file.insert(), [
+        {"fileloc": r["fileloc"], "mtime": r["mtime"], "size": r["size"],
+         "content_hash": r["content_hash"], "dag_ids": sorted(set(r["dag_ids"])),
+         "last_parsed_at": now, "parse_duration": r["duration"]} for r in rows])

@@ -65,7 +65,9 @@ def get_serialized(conn: Connection, dag_id: str) -> dict[str, Any] | None:
     return None if row is None else dict(row.serialized)
 
 
-def get_serialized_many(conn: Connection, dag_ids: Iterable[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+def get_serialized_many(
+    conn: Connection, dag_ids: Iterable[str]
+) -> dict[str, tuple[str, dict[str, Any]]]:
     """dag_id → (dag_hash, serialized)."""
     ids = list(set(dag_ids))
     if not ids:
@@ -98,11 +100,14 @@ def set_paused(conn: Connection, dag_id: str, paused: bool) -> bool:
     return res.rowcount > 0
 
 
-def deactivate_missing(conn: Connection, *, folder_prefix: str, present: Iterable[str]) -> list[str]:
+def deactivate_missing(
+    conn: Connection, *, folder_prefix: str, present: Iterable[str]
+) -> list[str]:
     """Mark inactive the DAGs defined under ``folder_prefix`` whose id is not in ``present``."""
     keep = set(present)
     rows = conn.execute(
-        select(dag.c.dag_id).where(dag.c.is_active.is_(True), dag.c.fileloc.startswith(folder_prefix))
+        select(dag.c.dag_id).where(dag.c.is_active.is_(True),
+                                   dag.c.fileloc.startswith(folder_prefix))
     ).all()
     gone = [r.dag_id for r in rows if r.dag_id not in keep]
     if gone:
@@ -201,3 +206,24 @@ def lock(conn: Connection, dag_ids: Iterable[str]) -> None:
     if ids and conn.dialect.name == "postgresql":
         conn.execute(select(dag.c.dag_id).where(dag.c.dag_id.in_(ids))
                      .order_by(dag.c.dag_id).with_for_update())
+
+
+def active_in_files(conn: Connection, filelocs: Iterable[str]) -> dict[str, set[str]]:
+    """fileloc → ids of its active DAGs."""
+    names = list(set(filelocs))
+    out: dict[str, set[str]] = {}
+    for start in range(0, len(names), 400):
+        for dag_id, fileloc in conn.execute(
+            select(dag.c.dag_id, dag.c.fileloc).where(
+                dag.c.is_active.is_(True), dag.c.fileloc.in_(names[start:start + 400]))
+        ).all():
+            out.setdefault(fileloc, set()).add(dag_id)
+    return out
+
+
+def insert_synced_many(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """New DAGs: dicts of ``serialized``, ``paused``, ``now`` and ``values``."""
+    if rows:
+        conn.execute(dag.insert(), [
+            {"dag_id": r["serialized"]["dag_id"], "is_paused": r["paused"],
+             **_synced_values(r["serialized"], r["now"]), **r["values"]} for r in rows])

@@ -11,7 +11,8 @@ from sqlalchemy import Connection, delete, insert, select, tuple_
 from statewright.db.tables import xcom
 
 
-def set_return_values(conn: Connection, rows: Sequence[tuple[int, str, Any]], now: datetime) -> None:
+def set_return_values(conn: Connection, rows: Sequence[tuple[int, str, Any]],
+                      now: datetime) -> None:
     """(dag_run_id, task_id, value) → replace the ``return_value`` of each task."""
     if not rows:
         return

@@ -14,9 +14,10 @@ caller's main module again.
 from __future__ import annotations
 
 import atexit
+import gc
 import json
-import multiprocessing as mp
 import os
+import selectors
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import traceback
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,8 @@ def _silence_output() -> None:
     os.close(devnull)
 
 
-def _child_main(path: str, conn: Connection) -> None:
-    _silence_output()
+def _payload(path: str) -> bytes:
+    """Import ``path`` and describe the result as JSON (run in the child)."""
     try:
         from statewright.sdk.loader import load_dag_file
 
@@ -78,23 +79,37 @@ def _child_main(path: str, conn: Connection) -> None:
                 except BaseException as exc:  # a DAG that cannot be serialized
                     errors[dag_id] = f"{type(exc).__name__}: {exc}"
             payload = {"dags": dags, "dag_errors": errors}
-        data = json.dumps(payload, default=str)
+        return json.dumps(payload, default=str).encode("utf-8")
     except BaseException:
-        data = json.dumps({"error": traceback.format_exc()})
+        return json.dumps({"error": traceback.format_exc()}).encode("utf-8")
+
+
+def _child(path: str, write_fd: int) -> None:
+    """The forked child: import, write the JSON down the pipe, end without any cleanup."""
     try:
-        conn.send_bytes(data.encode("utf-8"))
-        conn.close()
+        gc.disable()  # a short life: a collection would touch (and copy) every inherited page
+        os.setpgid(0, 0)  # its own process group: a timeout kills what it started too
+        os.closerange(3, write_fd)  # nothing of the server's pipes stays open here
+        os.closerange(write_fd + 1, _MAX_FD)
+        _silence_output()
+        data = memoryview(_payload(path))
+        while data:
+            data = data[os.write(write_fd, data):]
     finally:
         os._exit(0)  # no atexit handlers or threads the DAG file left behind
+
+
+_MAX_FD = 65536
 
 
 @dataclass
 class _Job:
     path: str
-    process: Any
-    reader: Connection
+    pid: int
+    fd: int
     started: float
     deadline: float
+    chunks: list[bytes] = field(default_factory=list)
 
 
 def _describe_exit(code: int | None) -> str:
@@ -108,73 +123,71 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-def run_imports(
-    paths: Iterable[str], *, timeout: float, parallelism: int, ctx: Any = None
-) -> dict[str, ImportOutcome]:
-    """Import every file of ``paths`` in its own process, ``parallelism`` at a time.
-
-    Forks from the calling process (``ctx``: a multiprocessing context, "fork" by default):
-    call it from a single-threaded process such as the import server.
-    """
-    ctx = ctx or mp.get_context("fork")
+def run_imports(paths: Iterable[str], *, timeout: float,
+                parallelism: int) -> dict[str, ImportOutcome]:
+    """Import every file of ``paths`` in a child forked from this process, ``parallelism`` at
+    a time. Call it from a single-threaded process (the import server does)."""
     pending = deque(paths)
-    running: list[_Job] = []
+    running: dict[int, _Job] = {}
     out: dict[str, ImportOutcome] = {}
+    selector = selectors.DefaultSelector()
     try:
         while pending or running:
             while pending and len(running) < max(1, parallelism):
-                running.append(_start(ctx, pending.popleft(), timeout))
+                job = _fork(pending.popleft(), timeout)
+                running[job.fd] = job
+                selector.register(job.fd, selectors.EVENT_READ)
             now = time.monotonic()
-            wait_for = max(0.0, min(j.deadline for j in running) - now)
-            ready = set(wait([j.reader for j in running] + [j.process.sentinel for j in running],
-                             timeout=wait_for))
+            wait_for = max(0.0, min(j.deadline for j in running.values()) - now)
+            for key, _ in selector.select(wait_for):
+                job = running[key.fd]
+                data = os.read(key.fd, 1 << 16)
+                if data:
+                    job.chunks.append(data)
+                    continue
+                selector.unregister(key.fd)
+                del running[key.fd]
+                out[job.path] = _collect(job, time.monotonic())
             now = time.monotonic()
-            still: list[_Job] = []
-            for job in running:
-                if job.reader in ready or job.process.sentinel in ready:
-                    out[job.path] = _collect(job, now)
-                elif now >= job.deadline:
+            for fd, job in list(running.items()):
+                if now >= job.deadline:
+                    selector.unregister(fd)
+                    del running[fd]
                     out[job.path] = _timed_out(job, now, timeout)
-                else:
-                    still.append(job)
-            running = still
     finally:
-        for job in running:  # an exception in the parent: leave no child behind
+        for job in running.values():  # an exception here: leave no child behind
             _kill(job)
+        selector.close()
     return out
 
 
-def _start(ctx: Any, path: str, timeout: float) -> _Job:
-    reader, writer = ctx.Pipe(duplex=False)
-    process = ctx.Process(target=_child_main, args=(path, writer), daemon=True,
-                          name="statewright-dag-import")
-    process.start()
-    writer.close()
+def _fork(path: str, timeout: float) -> _Job:
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        _child(path, write_fd)
+    os.close(write_fd)
     started = time.monotonic()
-    return _Job(path, process, reader, started, started + timeout)
+    return _Job(path, pid, read_fd, started, started + timeout)
 
 
 def _collect(job: _Job, now: float) -> ImportOutcome:
+    """The child closed its end of the pipe: read its exit status and its answer."""
+    os.close(job.fd)
+    _, status = os.waitpid(job.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
     outcome = ImportOutcome(job.path, duration=now - job.started)
-    data: bytes | None = None
     try:
-        if job.reader.poll():
-            data = job.reader.recv_bytes()
-    except (EOFError, OSError):
-        data = None
-    job.reader.close()
-    job.process.join(5.0)
-    if job.process.is_alive():
-        _kill(job)
-    if data is None:
+        payload = json.loads(b"".join(job.chunks).decode("utf-8")) if job.chunks else None
+    except ValueError:
+        payload = None
+    if code != 0 or not isinstance(payload, dict):
         outcome.error = (
-            f"The process importing {job.path} {_describe_exit(job.process.exitcode)} before "
-            "it reported any DAG. The file (or a module it imports) ended the interpreter: "
-            "os._exit(), a crash in a C extension (segmentation fault) or the system killing "
-            "it for memory. Run `python " + job.path + "` to see what happens."
-        )
+            f"The process importing {job.path} {_describe_exit(code)} before it reported any "
+            "DAG. The file (or a module it imports) ended the interpreter: os._exit(), a crash "
+            "in a C extension (segmentation fault) or the system killing it for memory. Run "
+            f"`python {job.path}` to see what happens.")
         return outcome
-    payload = json.loads(data.decode("utf-8"))
     outcome.error = payload.get("error")
     outcome.dags = list(payload.get("dags") or [])
     outcome.dag_errors = dict(payload.get("dag_errors") or {})
@@ -195,13 +208,17 @@ def _timed_out(job: _Job, now: float, timeout: float) -> ImportOutcome:
 
 
 def _kill(job: _Job) -> None:
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(job.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     try:
-        job.process.kill()
-    except (OSError, AttributeError):
+        os.waitpid(job.pid, 0)
+    except ChildProcessError:
         pass
-    job.process.join(5.0)
     try:
-        job.reader.close()
+        os.close(job.fd)
     except OSError:
         pass
 
@@ -215,7 +232,8 @@ def serve(read_fd: int, write_fd: int) -> None:
 
     conn_in = Connection(read_fd, writable=False)
     conn_out = Connection(write_fd, readable=False)
-    ctx = mp.get_context("fork")
+    gc.collect()
+    gc.freeze()  # children share these objects' pages instead of copying them
     while True:
         try:
             request = conn_in.recv()
@@ -224,8 +242,8 @@ def serve(read_fd: int, write_fd: int) -> None:
         if request is None:
             return
         paths, timeout, parallelism = request
-        conn_out.send(list(run_imports(paths, timeout=timeout, parallelism=parallelism,
-                                       ctx=ctx).values()))
+        conn_out.send(list(run_imports(paths, timeout=timeout,
+                                       parallelism=parallelism).values()))
 
 
 class ImportServer:

@@ -29,7 +29,7 @@ from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import dag_files, import_errors
 from statewright.db.repositories import dags as dag_repo
 from statewright.services.dag_processor.importer import ImportOutcome, import_files
-from statewright.services.dag_processor.sync import FileSync, forget_removed_files
+from statewright.services.dag_processor.sync import FileInput, FileSync, forget_removed_files
 
 log = logging.getLogger("statewright.dag_processor")
 
@@ -159,14 +159,15 @@ class DagProcessor:
             with transaction(self.engine) as conn:
                 sync = FileSync(conn, now=self.clock(), folder_prefix=self._prefix,
                                 present_files=present, paused_at_creation=self.paused_at_creation)
-                for st in batch:
-                    result = sync.file(st.path, outcomes[st.path], mtime=st.mtime, size=st.size,
-                                       content_hash=hashes.get(st.path))
-                    stats.dags += result.dags
-                    stats.changed += result.changed
-                    stats.deactivated += result.deactivated
-                    if result.error:
-                        stats.errors[st.path] = result.error
+                results = sync.files([
+                    FileInput(st.path, outcomes[st.path], st.mtime, st.size,
+                              hashes.get(st.path)) for st in batch])
+            for path, result in results.items():
+                stats.dags += result.dags
+                stats.changed += result.changed
+                stats.deactivated += result.deactivated
+                if result.error:
+                    stats.errors[path] = result.error
 
     def run_forever(self, stop: threading.Event) -> None:
         while not stop.is_set():

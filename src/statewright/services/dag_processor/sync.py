@@ -19,7 +19,7 @@ Rules (Airflow's, where it has one):
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -32,7 +32,12 @@ from statewright.db.repositories import dags as dag_repo
 from statewright.services.dag_processor.importer import ImportOutcome
 from statewright.services.dag_processor.integrity import reconcile_runs
 from statewright.services.dag_view import DagView
-from statewright.services.scheduler.dag_schedule import ScheduleSpec, next_fields, schedule_spec
+from statewright.services.scheduler.dag_schedule import (
+    ScheduleCache,
+    ScheduleSpec,
+    next_fields,
+    schedule_spec,
+)
 from statewright.services.scheduler.dagrun_creation import refresh_next_dagrun
 
 _SCHEDULE_KEYS = ("schedule", "timezone", "start_date", "end_date", "catchup")
@@ -46,8 +51,17 @@ class FileResult:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class FileInput:
+    path: str
+    outcome: ImportOutcome
+    mtime: float
+    size: int
+    content_hash: str | None
+
+
 class FileSync:
-    """Syncs files one after the other inside the caller's transaction."""
+    """Syncs files inside the caller's transaction, a batch at a time, in the order given."""
 
     def __init__(self, conn: Connection, *, now: datetime, folder_prefix: str,
                  present_files: Collection[str], paused_at_creation: bool) -> None:
@@ -56,35 +70,61 @@ class FileSync:
         self.folder_prefix = folder_prefix
         self.present_files = present_files
         self.paused_at_creation = paused_at_creation
+        self._defines: dict[str, set[str]] = {}  # what each file synced here defines now
+        self._claimed: dict[str, str] = {}  # dag_id → the file synced here that has it
+        self._schedules = ScheduleCache()  # DAGs on the same schedule: computed once
 
     def file(self, path: str, outcome: ImportOutcome, *, mtime: float, size: int,
              content_hash: str | None) -> FileResult:
-        conn, now = self.conn, self.now
-        previous = dag_files.get(conn, path)
-        previous_ids = set(previous.dag_ids) if previous is not None else set()
-        if outcome.error is not None:
-            import_errors.record(conn, path, outcome.error, now)
-            dag_files.save(conn, path, mtime=mtime, size=size, content_hash=content_hash,
-                           dag_ids=sorted(previous_ids), now=now, duration=outcome.duration)
-            return FileResult(error=outcome.error)
+        return self.files([FileInput(path, outcome, mtime, size, content_hash)])[path]
 
+    def files(self, items: Sequence[FileInput]) -> dict[str, FileResult]:
+        conn, now = self.conn, self.now
+        paths = [i.path for i in items]
+        previous = dag_files.get_many(conn, paths)
+        states = dag_repo.sync_states(
+            conn, [d["dag_id"] for i in items if i.outcome.error is None for d in i.outcome.dags])
+        active = dag_repo.active_in_files(conn, paths)
+        batch = _Batch()
+        results: dict[str, FileResult] = {}
+        for item in items:
+            row = previous.get(item.path)
+            previous_ids = set(row.dag_ids) if row is not None else set()
+            results[item.path] = self._file(item, previous_ids, active.get(item.path, set()),
+                                            states, batch)
+        dag_repo.insert_synced_many(conn, batch.inserts)
+        dag_repo.touch_parsed(conn, batch.unchanged, now)
+        gone = dag_repo.deactivate(conn, batch.gone - set(self._claimed))
+        for item in items:
+            results[item.path].deactivated = sorted(
+                set(results[item.path].deactivated) & set(gone))
+        for path, text in batch.errors.items():
+            import_errors.record(conn, path, text, now)
+        import_errors.clear(conn, batch.clean)
+        dag_files.save_many(conn, batch.files, now)
+        return results
+
+    def _file(self, item: FileInput, previous_ids: set[str], active: set[str],
+              states: dict[str, Any], batch: _Batch) -> FileResult:
+        path, outcome = item.path, item.outcome
+        if outcome.error is not None:
+            batch.errors[path] = outcome.error
+            batch.file(item, sorted(previous_ids))
+            self._defines[path] = previous_ids
+            return FileResult(error=outcome.error)
         result = FileResult()
         errors: list[str] = []
         kept: set[str] = set()
         present: list[str] = []
-        unchanged: list[str] = []
         conflict = False
-        serialized = [{**d, "fileloc": path} for d in outcome.dags]
-        states = dag_repo.sync_states(conn, [s["dag_id"] for s in serialized])
-        mine = dag_repo.active_in_file(conn, path) | previous_ids
-        for ser in serialized:
+        mine = active | previous_ids
+        for ser in ({**d, "fileloc": path} for d in outcome.dags):
             dag_id = ser["dag_id"]
-            state = states.get(dag_id)
-            if state is not None and state.is_active and state.fileloc != path \
-                    and self._still_defines(state.fileloc, dag_id):
+            owner = self._owner(dag_id, path, states.get(dag_id))
+            if owner is not None:
                 errors.append(
-                    f"DAG id {dag_id!r} is defined in two files: {state.fileloc} (which keeps "
-                    f"it) and {path}. Each DAG needs its own dag_id: rename one of them.")
+                    f"DAG id {dag_id!r} is defined in two files: {owner} (which keeps it) and "
+                    f"{path}. Each DAG needs its own dag_id: rename one of them.")
                 conflict = True
                 continue
             try:
@@ -95,53 +135,60 @@ class FileSync:
                     kept.add(dag_id)
                 continue
             present.append(dag_id)
+            self._claimed[dag_id] = path
             result.dags += 1
-            if self._upsert(ser, spec, state):
+            if self._upsert(ser, spec, states.get(dag_id), batch):
                 result.changed += 1
             else:
-                unchanged.append(dag_id)
+                batch.unchanged.append(dag_id)
         for dag_id, message in outcome.dag_errors.items():
             errors.append(f"DAG {dag_id!r} in {path} cannot be serialized: {message}")
             if dag_id in mine:
                 kept.add(dag_id)
-        dag_repo.touch_parsed(conn, unchanged, now)
-
-        gone = dag_repo.active_in_file(conn, path) - set(present) - kept
-        result.deactivated = dag_repo.deactivate(conn, gone)
+        result.deactivated = sorted(active - set(present) - kept)
+        batch.gone |= set(result.deactivated)
         if errors:
-            result.error = "\n\n".join(errors)
-            import_errors.record(conn, path, result.error, now)
+            result.error = batch.errors[path] = "\n\n".join(errors)
         else:
-            import_errors.clear(conn, [path])
-        dag_files.save(conn, path, mtime=mtime, size=size,
-                       content_hash=None if conflict else content_hash,
-                       dag_ids=[*present, *kept], now=now, duration=outcome.duration)
+            batch.clean.append(path)
+        self._defines[path] = {*present, *kept}
+        batch.file(item, [*present, *kept], again=conflict)
         return result
 
-    def _still_defines(self, other: str | None, dag_id: str) -> bool:
-        """Whether ``other`` (the file that has the DAG now) still exists and defines it."""
-        if other is None or other not in self.present_files:
-            return False
+    def _owner(self, dag_id: str, path: str, state: Any) -> str | None:
+        """The other file that has ``dag_id`` and still defines it (None: ``path`` may have it)."""
+        claimed = self._claimed.get(dag_id)
+        if claimed is not None and claimed != path:
+            return claimed
+        if state is None or not state.is_active or state.fileloc in (None, path):
+            return None
+        other = state.fileloc
+        if other not in self.present_files:
+            return None
+        if other in self._defines:
+            return other if dag_id in self._defines[other] else None
         row = dag_files.get(self.conn, other)
-        return row is None or dag_id in (row.dag_ids or [])
+        return other if row is None or dag_id in (row.dag_ids or []) else None
 
-    def _upsert(self, ser: dict[str, Any], spec: ScheduleSpec, state: Any) -> bool:
-        """Insert or update the DAG row; True when something changed."""
+    def _upsert(self, ser: dict[str, Any], spec: ScheduleSpec, state: Any,
+                batch: _Batch) -> bool:
+        """Insert (batched) or update the DAG row; True when something changed."""
         conn, now = self.conn, self.now
         new_hash = dag_repo.dag_hash(ser)
         schedule = {"timetable": spec.timetable.serialize(),
                     "schedule_summary": spec.timetable.summary}
         if state is None:
             paused = ser.get("is_paused_upon_creation")
-            dag_repo.insert_synced(
-                conn, ser, now=now,
-                paused=self.paused_at_creation if paused is None else bool(paused),
-                values={**schedule, **next_fields(spec.next_info(None, now))})
+            batch.inserts.append({
+                "serialized": ser, "now": now,
+                "paused": self.paused_at_creation if paused is None else bool(paused),
+                "values": {**schedule,
+                           **next_fields(self._schedules.next_info(spec, None, now))}})
             return True
         if state.dag_hash == new_hash and state.is_active:
             return False
         old = dag_repo.get_serialized(conn, ser["dag_id"]) or {}
-        values = dict(schedule)
+        values: dict[str, Any] = dict(schedule)
         if (not state.is_active or state.timetable != schedule["timetable"]
                 or any(old.get(k) != ser.get(k) for k in _SCHEDULE_KEYS)):
             values.update(refresh_next_dagrun(conn, [ser["dag_id"]], {ser["dag_id"]: spec},
@@ -150,6 +197,25 @@ class FileSync:
         if _task_ids(old) != _task_ids(ser):
             reconcile_runs(conn, DagView(ser, new_hash), now=now)
         return True
+
+
+@dataclass
+class _Batch:
+    """What a batch of files writes once it has been decided."""
+
+    inserts: list[dict[str, Any]] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    gone: set[str] = field(default_factory=set)
+    errors: dict[str, str] = field(default_factory=dict)
+    clean: list[str] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+
+    def file(self, item: FileInput, dag_ids: Sequence[str], *, again: bool = False) -> None:
+        """Remember the file; ``again``: import it on the next pass whatever its content."""
+        self.files.append({
+            "fileloc": item.path, "mtime": item.mtime, "size": item.size,
+            "content_hash": None if again else item.content_hash,
+            "dag_ids": list(dag_ids), "duration": item.outcome.duration})
 
 
 def _task_ids(serialized: Mapping[str, Any]) -> set[str]:

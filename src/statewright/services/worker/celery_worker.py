@@ -15,7 +15,10 @@ what the local executor does for one workload, with the same code (``TaskProcess
    the try it was running is a zombie that the scheduler's reaper ends ``Crashed``.
 
 Celery runs the task in a pool of threads (one per task process): each thread waits while the
-pool's supervisor thread does the work.
+pool's supervisor thread does the work. A warm shutdown (SIGTERM, or the first Ctrl-C) lets the
+running tries finish. A cold shutdown (SIGQUIT, or Ctrl-C again) gives every message back to the
+broker and kills the task processes: their tries are zombies that the scheduler's reaper ends
+``Crashed``, and the messages, delivered again, are dropped by the fence.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
+from celery.concurrency.thread import TaskPool as ThreadTaskPool
+from celery.exceptions import Reject
 from sqlalchemy import Engine
 
 from statewright.core.clock import Clock, utcnow
@@ -47,6 +52,17 @@ log = logging.getLogger("statewright.worker.celery")
 
 START_RETRY_SECONDS = 2.0
 """A start that failed (the database was unreachable) is tried again after this long."""
+ABANDONED = "abandoned"
+"""The worker is stopping at once (cold shutdown): the message goes back to the broker."""
+
+
+def lease_for(zombie_threshold: float | None, heartbeat: float) -> float | None:
+    """How long a try may go without a heartbeat reaching the database before its worker kills
+    it: well inside the scheduler's zombie threshold, so the process is gone before the reaper
+    lets a next try start (None: never)."""
+    if zombie_threshold is None:
+        return None
+    return max(zombie_threshold * 0.5, zombie_threshold - 2 * heartbeat - 5.0)
 
 
 class CeleryWorker:
@@ -62,6 +78,7 @@ class CeleryWorker:
         visibility_timeout: float = 3600.0,
         clock: Clock = utcnow,
         name: str | None = None,
+        zombie_threshold_seconds: float | None = 60.0,
     ) -> None:
         self.engine = engine
         self.queues = list(queues)
@@ -70,12 +87,15 @@ class CeleryWorker:
         self.name = name or f"statewright-{os.getpid()}@{HOSTNAME}"
         self.pool = TaskProcessPool(engine, processes=self.concurrency, logs_folder=logs_folder,
                                     clock=clock, heartbeat_seconds=heartbeat_seconds,
-                                    views=DagViewCache(), start_actor=Actor.WORKER)
+                                    views=DagViewCache(), start_actor=Actor.WORKER,
+                                    lease_seconds=lease_for(zombie_threshold_seconds,
+                                                            heartbeat_seconds))
         self.app = make_celery_app(broker_url, visibility_timeout=visibility_timeout,
                                    queues=self.queues)
         self._register_task(self.app)
         self._dag_callbacks: Any = None
         self._worker: Any = None
+        self._abandon = threading.Event()
 
     def run_message(self, ti_id: int, try_number: int) -> Done:
         """Start, run and finish the try that one message names; returns how it ended."""
@@ -87,7 +107,9 @@ class CeleryWorker:
             finished.set()
 
         self.pool.submit([ti_id], fences={ti_id: try_number}, on_done=on_done)
-        finished.wait()
+        while not finished.wait(0.5):
+            if self._abandon.is_set():
+                return Done(ti_id, ABANDONED)
         done = box[0]
         if done.outcome == NOT_STARTED:
             log.info("dropped the message for task instance %s queued at try %s: it is no "
@@ -107,6 +129,8 @@ class CeleryWorker:
             if done.outcome == START_FAILED:
                 # Nothing started: the database could not be reached. Send the message again.
                 raise task.retry(countdown=START_RETRY_SECONDS)
+            if done.outcome == ABANDONED:
+                raise Reject("the worker is stopping", requeue=True)
             return done.outcome
 
     def start(self) -> None:
@@ -121,7 +145,8 @@ class CeleryWorker:
         self.start()
         try:
             self._worker = self.app.Worker(
-                hostname=self.name, pool_cls="threads", concurrency=self.concurrency,
+                hostname=self.name, pool_cls=_threads_pool(self._abandon.set),
+                concurrency=self.concurrency,
                 queues=self.queues, loglevel=loglevel, quiet=True, without_mingle=True,
                 without_gossip=True, optimization="fair",
             )
@@ -136,3 +161,14 @@ class CeleryWorker:
             self._dag_callbacks = None
         self.pool.stop(timeout)
         self.app.close()
+
+
+def _threads_pool(on_cold_shutdown: Any) -> type[ThreadTaskPool]:
+    """Celery's thread pool, where a cold shutdown's request to kill a running job releases the
+    threads waiting for their tries (the task processes are stopped with the worker)."""
+
+    class TryThreads(ThreadTaskPool):
+        def terminate_job(self, pid: Any, signal: Any = None) -> None:
+            on_cold_shutdown()
+
+    return TryThreads

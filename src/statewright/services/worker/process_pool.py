@@ -12,6 +12,12 @@ cancelled elsewhere).
 
 Whoever submits a task instance may pass ``on_done``: it is called once, from the supervisor
 thread, with a :class:`Done` saying how that submission ended.
+
+With ``lease_seconds`` (a Celery worker), a try that the database has not confirmed for that long
+(no heartbeat got through: the database is unreachable, or the supervisor is stuck waiting for
+it) is killed by a watchdog thread. The scheduler's zombie reaper ends such a try ``Crashed``
+after the zombie threshold and a next try may start elsewhere; a lease shorter than that
+threshold means the old process is gone by then.
 """
 
 from __future__ import annotations
@@ -91,6 +97,8 @@ class _Child:
     workload: Workload | None = None
     on_done: OnDone | None = None
     started_at: float = 0.0
+    confirmed: float = 0.0
+    """When the database last confirmed the try (its start or a heartbeat), monotonic."""
     deadline: float | None = None
     kill_reason: str | None = None
 
@@ -110,6 +118,7 @@ class TaskProcessPool:
         heartbeat_seconds: float = 5.0,
         views: DagViewCache | None = None,
         start_actor: Actor = Actor.EXECUTOR,
+        lease_seconds: float | None = None,
     ) -> None:
         self.engine = engine
         self.processes = max(1, processes)
@@ -118,9 +127,13 @@ class TaskProcessPool:
         self.heartbeat_seconds = heartbeat_seconds
         self.views = views or DagViewCache()
         self.start_actor = start_actor
+        self.lease_seconds = lease_seconds
         self.context = mp.get_context("forkserver")
         self._pending: deque[_Request] = deque()
         self._lock = threading.Lock()
+        # Held while a child changes hands (released, replaced, given a try) and while the lease
+        # watchdog looks at the children: it never kills a process that just got a new try.
+        self._guard = threading.RLock()
         self._wake_r, self._wake_w = self.context.Pipe(duplex=False)
         self._children: list[_Child] = []
         self._thread: threading.Thread | None = None
@@ -152,6 +165,9 @@ class TaskProcessPool:
         self._thread = threading.Thread(target=self._loop, name="task-process-pool",
                                         daemon=True)
         self._thread.start()
+        if self.lease_seconds is not None:
+            threading.Thread(target=self._watch_leases, name="task-lease-watchdog",
+                             daemon=True).start()
         self._remove_listener = door.add_transition_listener(self._on_transitions)
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -262,7 +278,7 @@ class TaskProcessPool:
             c.deadline is not None and now_mono >= c.deadline
         ):
             kind = TIMED_OUT if (c.deadline is not None and now_mono >= c.deadline
-                                 and c.kill_reason is None) else CRASHED
+                                 and c.kill_reason in (None, _LEASE)) else CRASHED
             reason = c.kill_reason
             on_done = c.on_done
             if c.process.is_alive():
@@ -276,6 +292,8 @@ class TaskProcessPool:
             self.crashed_tries += kind == CRASHED
             error = (f"execution_timeout of {w.execution_timeout}s exceeded; the try was killed"
                      if kind == TIMED_OUT else
+                     f"the worker could not reach the database for more than "
+                     f"{self.lease_seconds}s, so it killed the try" if reason == _LEASE else
                      f"the task process died without reporting (exit code {code})")
             return TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id,
                              run_id=w.run_id, task_id=w.task_id, dag_run_id=w.dag_run_id,
@@ -293,15 +311,16 @@ class TaskProcessPool:
             c.process.kill()
             c.process.join(1.0)
 
-    @staticmethod
-    def _release(c: _Child) -> None:
-        c.workload, c.on_done, c.deadline, c.kill_reason = None, None, None, None
+    def _release(self, c: _Child) -> None:
+        with self._guard:
+            c.workload, c.on_done, c.deadline, c.kill_reason = None, None, None, None
 
     def _replace(self, c: _Child) -> None:
-        _close(c.conn, c.lifeline)
-        fresh = self._spawn()
-        c.process, c.conn, c.lifeline = fresh.process, fresh.conn, fresh.lifeline
-        self._release(c)
+        with self._guard:
+            _close(c.conn, c.lifeline)
+            fresh = self._spawn()
+            c.process, c.conn, c.lifeline = fresh.process, fresh.conn, fresh.lifeline
+            self._release(c)
 
     def _apply_and_dispatch(self, results: list[tuple[TryResult, OnDone | None]]) -> None:
         idle = [c for c in self._children if c.idle]
@@ -344,11 +363,13 @@ class TaskProcessPool:
                 _notify(req.on_done, Done(req.ti_id, NOT_STARTED))
                 continue
             c = idle[i]
-            c.workload = w
-            c.on_done = req.on_done
-            c.started_at = now_mono
-            # The task process enforces execution_timeout itself; this is the backstop.
-            c.deadline = now_mono + w.execution_timeout + 5.0 if w.execution_timeout else None
+            with self._guard:
+                c.started_at = c.confirmed = now_mono
+                # The task process enforces execution_timeout itself; this is the backstop.
+                c.deadline = (now_mono + w.execution_timeout + 5.0 if w.execution_timeout
+                              else None)
+                c.on_done = req.on_done
+                c.workload = w
             try:
                 c.conn.send(w)
             except (OSError, BrokenPipeError):
@@ -375,6 +396,7 @@ class TaskProcessPool:
         if not running:
             return
         now = self.clock()
+        confirmed_at = time.monotonic()
         with transaction(self.engine) as conn:
             ti_repo.heartbeat(conn, running, now)
             c_ = task_instance.c
@@ -389,11 +411,38 @@ class TaskProcessPool:
             }
         for c in self._children:
             w = c.workload
+            if w is not None and (w.ti_id, w.try_number) in still:
+                c.confirmed = max(c.confirmed, confirmed_at)
+        for c in self._children:
+            w = c.workload
             if w is not None and (w.ti_id, w.try_number) not in still:
                 log.warning("%s.%s try %s is no longer running in the database; killing it",
                             w.dag_id, w.task_id, w.try_number)
                 c.kill_reason = "superseded"
                 self._kill(c)
+
+    def _watch_leases(self) -> None:
+        """Kill tries the database has not confirmed for ``lease_seconds``; runs in its own
+        thread, so a supervisor blocked on the database cannot hold it up."""
+        assert self.lease_seconds is not None
+        period = min(1.0, self.lease_seconds / 4)
+        while not self._stop.wait(period):
+            with self._guard:
+                now = time.monotonic()
+                for c in list(self._children):
+                    w = c.workload
+                    if w is None or c.kill_reason is not None:
+                        continue
+                    if now - c.confirmed > self.lease_seconds:
+                        log.error("%s.%s try %s: no heartbeat reached the database for %.0fs; "
+                                  "killing the try", w.dag_id, w.task_id, w.try_number,
+                                  now - c.confirmed)
+                        c.kill_reason = _LEASE
+                        try:
+                            os.kill(c.process.pid, signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+                        self._poke()
 
     def _answer(self, c: _Child, request: Any) -> None:
         try:
@@ -433,3 +482,4 @@ def _notify(on_done: OnDone | None, done: Done) -> None:
 
 
 _OWN_ACTORS = frozenset({Actor.WORKER.value, Actor.EXECUTOR.value})
+_LEASE = "lease"
