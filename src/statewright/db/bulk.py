@@ -40,26 +40,36 @@ def insert_many(
                 and getattr(c.default, "is_scalar", False)):
             consts[c.key] = getattr(c.default, "arg", None)
     const_values = tuple(_processor(conn, table, k)(v) for k, v in consts.items())
+    sqlite = conn.dialect.name == "sqlite"
+    # SQLite: constants go into the statement as literals, so each row binds only its own.
+    literals = {k: _sql_literal(v) for k, v in zip(consts, const_values, strict=True)} \
+        if sqlite else {}
+    inline: dict[str, str] = {k: v for k, v in literals.items() if v is not None}
+    bound = tuple(v for k, v in zip(consts, const_values, strict=True) if k not in inline)
     converters = [(i, _processor(conn, table, k)) for i, k in enumerate(columns)]
     typed = [(i, p) for i, p in converters if p is not _identity]
-    params: list[tuple[Any, ...]] = []
+    params: list[Sequence[Any]]
     if typed:
         memo: dict[tuple[int, Any], Any] = {}
+        params = []
         for row in rows:
             values = list(row)
             for i, proc in typed:
                 values[i] = _convert(proc, i, values[i], memo)
-            params.append((*values, *const_values))
+            params.append((*values, *bound))
+    elif bound:
+        params = [(*row, *bound) for row in rows]
     else:
-        params = [(*row, *const_values) for row in rows]
+        params = rows if isinstance(rows, list) else list(rows)
     if not params:
         return 0
-    names = [*columns, *consts]
     quote = conn.dialect.identifier_preparer.quote
     marker = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    names = [*columns, *(k for k in consts if k not in inline), *inline]
+    slots = [marker] * (len(names) - len(inline)) + list(inline.values())
     head = f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) VALUES "
-    one = f"({', '.join([marker] * len(names))})"
-    if conn.dialect.name == "sqlite":
+    one = f"({', '.join(slots)})"
+    if sqlite:
         conn.exec_driver_sql(head + one, params)  # executemany runs in C: fastest here
         return len(params)
     if conn.dialect.name == "postgresql" and len(params) > 50:
@@ -101,6 +111,19 @@ def update_many(
     sql = f"UPDATE {quote(table.name)} SET {sets} WHERE {quote(key)} = {marker}"
     conn.exec_driver_sql(sql, [(*p[1:], p[0]) for p in params])
     return len(params)
+
+
+def _sql_literal(value: Any) -> str | None:
+    """``value`` written as an SQL literal, or None when it is better bound."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return None
 
 
 def _identity(value: Any) -> Any:

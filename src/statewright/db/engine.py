@@ -14,7 +14,7 @@ from sqlalchemy.pool import NullPool
 from statewright.core.errors import ConfigurationError
 
 _AFTER_COMMIT_KEY = "statewright_after_commit"
-_READ_ONLY = "statewright_read_only"
+_WRITE = "statewright_write"
 
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
@@ -49,13 +49,14 @@ def _sqlite_engine(url: str, *, echo: bool) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        # Take the write lock up front: a deferred transaction that reads and then writes
-        # fails at once with "database is locked" instead of waiting. Read-only snapshots
-        # (``read_snapshot``) begin deferred and never wait for a writer.
-        if conn.get_execution_options().get(_READ_ONLY):
-            conn.exec_driver_sql("BEGIN")
-        else:
+        # A write transaction (``transaction``) takes the write lock up front: a deferred one
+        # that reads and then writes fails at once with "database is locked" instead of
+        # waiting. Every other transaction is a read: it begins deferred and never waits for,
+        # nor blocks, a writer.
+        if conn.get_execution_options().get(_WRITE):
             conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
 
     return engine
 
@@ -78,7 +79,7 @@ def check_connection(engine: Engine) -> None:
 def transaction(engine: Engine) -> Iterator[Connection]:
     """One transaction; callbacks registered with ``after_commit`` run once it has committed."""
     callbacks: list[Callable[[], None]] = []
-    with engine.begin() as conn:
+    with write_connection(engine) as conn:
         conn.info[_AFTER_COMMIT_KEY] = callbacks
         try:
             yield conn
@@ -89,12 +90,20 @@ def transaction(engine: Engine) -> Iterator[Connection]:
 
 
 @contextmanager
-def read_snapshot(engine: Engine) -> Iterator[Connection]:
-    """A read-only transaction: a consistent snapshot that never takes the write lock."""
+def write_connection(engine: Engine) -> Iterator[Connection]:
+    """A connection in one write transaction (on SQLite: ``BEGIN IMMEDIATE``), committed at the
+    end of the block and rolled back on an exception."""
     with engine.connect() as conn:
-        conn = conn.execution_options(**{_READ_ONLY: True})
+        conn.execution_options(**{_WRITE: True})
         with conn.begin():
             yield conn
+
+
+@contextmanager
+def read_snapshot(engine: Engine) -> Iterator[Connection]:
+    """A read-only transaction: a consistent snapshot that never takes the write lock."""
+    with engine.connect() as conn, conn.begin():
+        yield conn
 
 
 def after_commit(conn: Connection, callback: Callable[[], None]) -> None:

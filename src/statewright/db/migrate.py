@@ -11,6 +11,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
 from statewright.db import tables
+from statewright.db.engine import write_connection
 
 _SCRIPT_LOCATION = str(Path(__file__).parent / "migrations")
 
@@ -25,7 +26,7 @@ def _config(connection: object) -> Config:
 
 def migrate(engine: Engine) -> str | None:
     """Bring the schema to the newest revision; returns the revision now in force."""
-    with engine.begin() as conn:
+    with write_connection(engine) as conn:
         command.upgrade(_config(conn), "head")
     return current_revision(engine)
 
@@ -43,12 +44,12 @@ def head_revision() -> str | None:
 
 def reset(engine: Engine) -> None:
     """Drop every table (the data is gone) and migrate again."""
-    with engine.begin() as conn:
+    with write_connection(engine) as conn:
         command.downgrade(_config(conn), "base")
     migrate(engine)
 
 
 def autogenerate(engine: Engine, message: str) -> None:
     """Write a new revision from the difference between the tables and the database."""
-    with engine.begin() as conn:
+    with write_connection(engine) as conn:
         command.revision(_config(conn), message=message, autogenerate=True)

@@ -316,23 +316,19 @@ def create_dag_runs(
                         None, who, now)
         for pk, r in zip(run_pks, runs, strict=True)
     ]
-    by_pk = {pk: r for pk, r in zip(run_pks, runs, strict=True)}
     c = task_instance.c
+    h = state_transition.c
     for chunk in chunks(run_pks, 500):
-        conn.execute(insert(state_transition).from_select(
+        created = sorted(conn.execute(insert(state_transition).from_select(
             ["entity", "entity_id", "dag_id", "run_id", "task_id", "to_state", "name",
              "actor", "try_number", "at"],
             select(literal(ENTITY_TI), c.id, c.dag_id, c.run_id, c.task_id, literal(none),
                    literal(ti_name), literal(who), literal(0),
                    literal(now, state_transition.c.at.type))
-            .where(c.dag_run_id.in_(chunk)).order_by(c.id),
-        ))
-        for pk, run_pk, task_id in conn.execute(
-            select(c.id, c.dag_run_id, c.task_id).where(c.dag_run_id.in_(chunk)).order_by(c.id)
-        ).all():
-            r = by_pk[run_pk]
-            events.append(TransitionEvent(ENTITY_TI, pk, r.dag_id, r.run_id, task_id, None,
-                                          none, ti_name, 0, who, now))
+            .where(c.dag_run_id.in_(chunk)),
+        ).returning(h.entity_id, h.dag_id, h.run_id, h.task_id)).all())
+        events += [TransitionEvent(ENTITY_TI, pk, dag_id, run_id, task_id, None, none, ti_name,
+                                   0, who, now) for pk, dag_id, run_id, task_id in created]
     after_commit(conn, lambda: _dispatch(events))
     return run_pks
 

@@ -100,7 +100,8 @@ def run_dag_test(
         executor = InProcessExecutor(engine, dags={dag.dag_id: dag}, clock=clock, views=views,
                                      echo=echo, on_result=on_result, logs_folder=logs_folder)
         scheduler = Scheduler(engine, executor, clock=clock, views=views,
-                              config=SchedulerConfig(idle_seconds=0.0))
+                              config=SchedulerConfig(idle_seconds=0.0,
+                                                     only_runs=frozenset({run_pk})))
         deadline = time.monotonic() + max_wait_seconds
         while True:
             stats = scheduler.run_once()

@@ -215,3 +215,22 @@ def test_every_recorded_edge_is_allowed_and_attributed(engine: Engine) -> None:
             continue
         edge = TASK_INSTANCE_EDGES[(TI(h["from_state"]), TI(h["to_state"]))]
         assert Actor(h["actor"]) in edge.actors
+
+
+def test_dag_test_on_a_shared_database_touches_only_its_own_run(engine: Engine) -> None:
+    from statewright.core.clock import utcnow
+    from statewright.db.engine import transaction
+    from statewright.db.repositories import runs as run_repo
+    from statewright.services.dag_runs import trigger_dag
+
+    with DAG("bystander") as other:
+        EmptyOperator(task_id="x")
+    other.test(engine=engine)  # registers the DAG
+    with transaction(engine) as conn:
+        _, waiting = trigger_dag(conn, "bystander", now=utcnow(), actor=Actor.USER,
+                                 run_id="left_alone")
+    with DAG("mine") as dag:
+        EmptyOperator(task_id="y")
+    assert dag.test(engine=engine).state.value == "success"
+    with engine.connect() as conn:
+        assert run_repo.get_by_run_id(conn, "bystander", waiting).state == "queued"

@@ -119,9 +119,11 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
 
 
 def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
-    if pool_repo.ensure_default(conn):
-        log.info("created %s with %d slots", pool_repo.DEFAULT_POOL,
-                 pool_repo.DEFAULT_POOL_SLOTS)
+    if not getattr(scheduler, "_default_pool_checked", False):
+        if pool_repo.ensure_default(conn):
+            log.info("created %s with %d slots", pool_repo.DEFAULT_POOL,
+                     pool_repo.DEFAULT_POOL_SLOTS)
+        scheduler._default_pool_checked = True  # type: ignore[attr-defined]
     stats = pool_repo.slot_stats(conn)
     pool_open = {name: s.open for name, s in stats.items()}
     pool_total = {name: s.slots for name, s in stats.items()}
@@ -155,12 +157,14 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
         rows = sched_repo.queue_candidates(conn, limit, skip_pools=skip_pools,
                                            skip_runs=skip_runs, skip_tasks=skip_tasks)
         taken = set(chosen)
-        rows = [r for r in rows if r.id not in taken]
+        rows = [r for r in rows if r.id not in taken and scheduler.in_scope(r.dag_run_id)]
         if not rows:
             break
         run_active.update({k: v for k, v in sched_repo.active_by_run(
             conn, {r.dag_run_id for r in rows} - set(run_active)).items()})
-        keys = {(r.dag_id, r.task_id) for r in rows} - set(task_active)
+        # Only tasks with a max_active_tis_per_dag need their active count.
+        keys = {(r.dag_id, r.task_id) for r in rows
+                if task_limit(r.dag_id, r.task_id) is not None} - set(task_active)
         task_active.update(sched_repo.active_by_task(conn, keys))
         for key in keys:
             task_active.setdefault(key, 0)

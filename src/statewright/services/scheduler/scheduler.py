@@ -13,6 +13,7 @@ The loop wakes on committed transitions (a task finished) and on a timer.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -35,6 +36,7 @@ from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import jobs as job_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_abandoned
@@ -77,6 +79,9 @@ class SchedulerConfig:
     queued_timeout: timedelta = timedelta(seconds=600)
     housekeeping_every: timedelta = timedelta(seconds=5)
     max_runs_to_start: int = 100
+    only_runs: frozenset[int] | None = None
+    """Limit this scheduler to these runs (``dag.test()`` on a shared database); no housekeeping
+    of other runs' task instances then."""
 
 
 @dataclass
@@ -107,6 +112,21 @@ class Scheduler:
         self._wake = threading.Event()
         self._last_housekeeping: datetime | None = None
         self._remove_listener: Callable[[], None] | None = None
+        self.job_id: int | None = None
+        self._last_job_beat: datetime | None = None
+
+    def _heartbeat_job(self) -> None:
+        """The scheduler's ``job`` row: a heartbeat every few seconds (health, HA peers)."""
+        now = self.clock()
+        if self.job_id is None or (self._last_job_beat is not None
+                                   and now - self._last_job_beat < self.config.housekeeping_every):
+            return
+        with transaction(self.engine) as conn:
+            job_repo.heartbeat(conn, self.job_id, now)
+        self._last_job_beat = now
+
+    def in_scope(self, run_pk: int) -> bool:
+        return self.config.only_runs is None or run_pk in self.config.only_runs
 
     # -- waking ----------------------------------------------------------------------------
 
@@ -125,6 +145,9 @@ class Scheduler:
 
     def run_forever(self, stop: threading.Event) -> None:
         self.listen()
+        with transaction(self.engine) as conn:
+            self.job_id = job_repo.register(conn, job_type="scheduler", hostname=HOSTNAME,
+                                            pid=os.getpid(), capacity=None, now=self.clock())
         try:
             self.recover(self.clock())
         except Exception:
@@ -132,6 +155,7 @@ class Scheduler:
         try:
             while not stop.is_set():
                 try:
+                    self._heartbeat_job()
                     stats = self.run_once()
                 except Exception:
                     log.exception("scheduler loop failed; retrying")
@@ -142,6 +166,9 @@ class Scheduler:
                 self._wake.wait(self.config.idle_seconds)
                 self._wake.clear()
         finally:
+            if self.job_id is not None:
+                with contextlib.suppress(Exception), transaction(self.engine) as conn:
+                    job_repo.stop(conn, self.job_id, self.clock())
             if self._remove_listener:
                 self._remove_listener()
                 self._remove_listener = None
@@ -159,7 +186,8 @@ class Scheduler:
         stats.changed += changed
         stats.finished_runs = finished
         stats.queued = self._queue_scheduled(now)
-        if (self._last_housekeeping is None
+        if self.config.only_runs is None and (
+                self._last_housekeeping is None
                 or now - self._last_housekeeping >= self.config.housekeeping_every):
             self._last_housekeeping = now
             stats.reaped = self.reap(now)
@@ -173,7 +201,8 @@ class Scheduler:
             if not run_repo.queued_runs_to_start(conn, 1):
                 return 0
         with transaction(self.engine) as conn:
-            queued = run_repo.queued_runs_to_start(conn, self.config.max_runs_to_start)
+            queued = [r for r in run_repo.queued_runs_to_start(conn, self.config.max_runs_to_start)
+                      if self.in_scope(r.id)]
             dag_repo.lock(conn, [r.dag_id for r in queued])
             running = run_repo.count_running_by_dag(conn, [r.dag_id for r in queued])
             to_start: list[int] = []
@@ -209,7 +238,7 @@ class Scheduler:
             return changed, finished
 
     def _runs_needing_work(self, conn: Connection) -> dict[int, str]:
-        runs = run_repo.running_runs(conn)
+        runs = [r for r in run_repo.running_runs(conn) if self.in_scope(r.id)]
         if not runs:
             return {}
         counts = ti_repo.state_counts_by_run(conn, [r.id for r in runs])
