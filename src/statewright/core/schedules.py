@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -361,10 +362,22 @@ class _CronMixin:
         self.expression = _expand_cron(cron)
         self.timezone = _resolve_timezone(timezone)
         self._every_hour = croniter(self.expression, _EPOCH).expanded[1] == ["*"]
+        self._parsed = threading.local()
+
+    def _iterator(self, naive: datetime) -> croniter:
+        """A croniter positioned at ``naive``; the parsed expression is kept per thread (parsing
+        is most of croniter's cost)."""
+        it: croniter | None = getattr(self._parsed, "it", None)
+        if it is None:
+            it = croniter(self.expression, naive)
+            self._parsed.it = it
+        else:
+            it.set_current(naive, force=True)
+        return it
 
     def _step(self, current: datetime, forward: bool) -> datetime:
         naive = _to_local_naive(current, self.timezone)
-        it = croniter(self.expression, naive)
+        it = self._iterator(naive)
         scheduled: datetime = it.get_next(datetime) if forward else it.get_prev(datetime)
         step = scheduled - naive
         if self._every_hour and abs(step) <= _ONE_HOUR:

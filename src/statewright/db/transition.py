@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import operator
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -295,8 +296,7 @@ def create_dag_runs(
 
     shapes = {id(r.task_rows): r.task_rows for r in runs}  # runs of one DAG share theirs
     keys = list(dict.fromkeys(k for rows in shapes.values() for row in rows for k in row))
-    shaped = {key: [tuple(row.get(k, _TI_DEFAULTS.get(k)) for k in keys) for row in rows]
-              for key, rows in shapes.items()}
+    shaped = {key: _shape_rows(rows, keys) for key, rows in shapes.items()}
     ti_rows: list[tuple[Any, ...]] = []
     for pk, r in zip(run_pks, runs, strict=True):
         ti_rows += [(pk, r.dag_id, r.run_id, *row) for row in shaped[id(r.task_rows)]]
@@ -316,21 +316,31 @@ def create_dag_runs(
                         None, who, now)
         for pk, r in zip(run_pks, runs, strict=True)
     ]
+    # The task instances' creation rows go to the history in one statement per chunk; only the
+    # runs' creation is dispatched to listeners (nobody acts on a task instance created in none).
     c = task_instance.c
-    h = state_transition.c
     for chunk in chunks(run_pks, 500):
-        created = sorted(conn.execute(insert(state_transition).from_select(
+        conn.execute(insert(state_transition).from_select(
             ["entity", "entity_id", "dag_id", "run_id", "task_id", "to_state", "name",
              "actor", "try_number", "at"],
             select(literal(ENTITY_TI), c.id, c.dag_id, c.run_id, c.task_id, literal(none),
                    literal(ti_name), literal(who), literal(0),
                    literal(now, state_transition.c.at.type))
             .where(c.dag_run_id.in_(chunk)),
-        ).returning(h.entity_id, h.dag_id, h.run_id, h.task_id)).all())
-        events += [TransitionEvent(ENTITY_TI, pk, dag_id, run_id, task_id, None, none, ti_name,
-                                   0, who, now) for pk, dag_id, run_id, task_id in created]
+        ))
     after_commit(conn, lambda: _dispatch(events))
     return run_pks
+
+
+def _shape_rows(rows: Sequence[Mapping[str, Any]], keys: list[str]) -> list[tuple[Any, ...]]:
+    """Rows as tuples in ``keys`` order (missing columns take their defaults)."""
+    keyset = set(keys)
+    getter = operator.itemgetter(*keys)
+    one = len(keys) == 1
+    if all(row.keys() == keyset for row in rows):
+        return [(getter(row),) if one else getter(row) for row in rows]
+    defaults = {k: _TI_DEFAULTS.get(k) for k in keys}
+    return [(getter(m),) if one else getter(m) for m in ({**defaults, **row} for row in rows)]
 
 
 _TI_DEFAULTS: dict[str, Any] = {
