@@ -3,6 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
+# The browser tests drive Debian's Chromium (never a browser downloaded by Playwright).
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null
+fi
 .venv/bin/lint-imports
 .venv/bin/ruff check src tests bench
+.venv/bin/mypy --strict src/statewright/core src/statewright/db
 .venv/bin/python -m pytest -p no:cacheprovider "$@"

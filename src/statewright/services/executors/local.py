@@ -42,7 +42,7 @@ class LocalExecutor:
         self.engine = engine
         self.parallelism = max(1, parallelism)
         self.clock = clock
-        self.queue_depth = queue_depth if queue_depth is not None else 4 * self.parallelism
+        self.queue_depth = queue_depth if queue_depth is not None else self.parallelism
         self.pool = TaskProcessPool(engine, processes=self.parallelism, logs_folder=logs_folder,
                                     clock=clock, heartbeat_seconds=heartbeat_seconds,
                                     views=views, start_actor=Actor.EXECUTOR)
