@@ -11,37 +11,16 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from statewright.cli.app import App, configure_logging, start_thread
+from statewright.cli.output import console, friendly
+from statewright.cli.output import fail as _fail
+from statewright.cli.output import parse_conf as _parse_conf
 from statewright.core.errors import StatewrightError
 from statewright.core.transitions import Actor
 
-console = Console()
-err = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    sys.exit(code)
-
-
-def friendly(fn: F) -> F:
-    """Turn statewright's errors into one clear paragraph and a non-zero exit code."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except StatewrightError as exc:
-            _fail(str(exc))
-        except json.JSONDecodeError as exc:
-            _fail(f"--conf is not valid JSON: {exc}. Example: --conf '{{\"key\": 1}}'", 2)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -121,15 +100,6 @@ def dags_list(app: App, output: str) -> None:
         table.add_row(r.dag_id, str(len(r.serialized["tasks"])), str(r.is_paused),
                       r.schedule_summary or "None", r.fileloc or "")
     console.print(table)
-
-
-def _parse_conf(conf: str | None) -> dict[str, Any]:
-    if not conf:
-        return {}
-    value = json.loads(conf)
-    if not isinstance(value, dict):
-        raise StatewrightError(f"--conf must be a JSON object, got {type(value).__name__}: {conf}")
-    return value
 
 
 @dags.command("trigger")

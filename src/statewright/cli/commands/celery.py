@@ -27,7 +27,7 @@ def parse_queues(raw: str) -> list[str]:
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level group."""
-    from statewright.cli.main import console, friendly
+    from statewright.cli.output import console, friendly
 
     @cli.command("celery-worker")
     @click.option("--queues", "-q", default="default", show_default=True,

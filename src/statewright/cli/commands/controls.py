@@ -3,11 +3,11 @@ resume DAG runs. Every change goes through the state door with the actor ``user`
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
 
+from statewright.cli.output import console, fail, friendly
 from statewright.core.states import RUN, TI
 
 
@@ -43,24 +43,7 @@ def register(cli: click.Group) -> None:
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _main() -> Any:
-    from statewright.cli import main
-
-    return main
-
-
-def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return _main().friendly(fn)(*args, **kwargs)
-
-    return wrapper
-
-
 def _show(plan: Any, *, applied: bool) -> None:
-    console = _main().console
     for line in plan.describe():
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if plan.empty:
@@ -108,7 +91,7 @@ _dry_run_option = click.option("--dry-run", is_flag=True,
 @_dry_run_option
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_obj
-@_friendly
+@friendly
 def tasks_clear(app: Any, run_id: str, dag_id: str | None, task_regexes: tuple[str, ...],
                 downstream: bool, upstream: bool, only_failed: bool, dry_run: bool,
                 yes: bool) -> None:
@@ -126,7 +109,7 @@ def tasks_clear(app: Any, run_id: str, dag_id: str | None, task_regexes: tuple[s
     if not yes:
         _show(plan, applied=False)
         if not click.confirm(f"Clear these {len(plan.changes)} task instance(s)?"):
-            _main()._fail("cancelled; nothing was changed", 1)
+            fail("cancelled; nothing was changed", 1)
     done = clear_task_instances(engine, run_id, now=_now(), **kwargs)
     _show(done, applied=True)
 
@@ -143,7 +126,7 @@ def _mark_task_command(to: TI) -> click.Command:
     @click.option("-u", "--upstream", is_flag=True, help="Also mark every task upstream.")
     @_dry_run_option
     @click.pass_obj
-    @_friendly
+    @friendly
     def command(app: Any, run_id: str, task_id: str, dag_id: str | None, downstream: bool,
                 upstream: bool, dry_run: bool) -> None:
         from statewright.services.controls import mark_task_instances
@@ -167,7 +150,7 @@ def _mark_run_command(to: RUN) -> click.Command:
     @_dag_id_option
     @_dry_run_option
     @click.pass_obj
-    @_friendly
+    @friendly
     def command(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None:
         from statewright.services.controls import mark_run
 
@@ -188,7 +171,7 @@ def _mark_run_command(to: RUN) -> click.Command:
 @_dag_id_option
 @_dry_run_option
 @click.pass_obj
-@_friendly
+@friendly
 def runs_cancel(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None:
     """Cancel RUN_ID: running tries are killed and end Cancelled, unfinished task instances
     end Cancelled; no failure hook fires."""
@@ -203,7 +186,7 @@ def runs_cancel(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> Non
 @_dag_id_option
 @_dry_run_option
 @click.pass_obj
-@_friendly
+@friendly
 def runs_pause(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None:
     """Pause RUN_ID: no new task of it starts; running tries finish."""
     from statewright.services.controls import pause_run
@@ -217,7 +200,7 @@ def runs_pause(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None
 @_dag_id_option
 @_dry_run_option
 @click.pass_obj
-@_friendly
+@friendly
 def runs_resume(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None:
     """Resume a paused RUN_ID where it stood."""
     from statewright.services.controls import resume_run

@@ -144,7 +144,8 @@ def register(cli: click.Group) -> None:
     @click.pass_obj
     def tasks_why(app: Any, run_id: str, task_id: str, dag_id: str | None) -> None:
         """Explain why TASK_ID of RUN_ID is in its state and what happens next."""
-        from statewright.cli.main import _fail, _find_run
+        from statewright.cli.main import _find_run
+        from statewright.cli.output import fail as _fail
 
         try:
             run = _find_run(app, run_id, dag_id)

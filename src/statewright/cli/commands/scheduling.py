@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
+from statewright.cli.output import console, friendly, parse_conf
 from statewright.core.errors import StatewrightError
 
 if TYPE_CHECKING:
@@ -61,22 +61,6 @@ def scheduler_steps(app: App) -> list[Step]:
         late_task_threshold=timedelta(seconds=s.late_task_threshold_seconds))
 
 
-def _main() -> Any:
-    from statewright.cli import main
-
-    return main
-
-
-def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return _main().friendly(fn)(*args, **kwargs)
-
-    return wrapper
-
-
 def _sync(app: App) -> None:
     app.ensure_schema()
     processor_for(app).run_once()
@@ -92,7 +76,7 @@ def _t(v: datetime | None) -> str:
 @click.command("pause")
 @click.argument("dag_id")
 @click.pass_obj
-@_friendly
+@friendly
 def dags_pause(app: App, dag_id: str) -> None:
     """Stop DAG_ID's scheduled runs being created, its queued runs starting and its tasks
     being queued."""
@@ -102,7 +86,7 @@ def dags_pause(app: App, dag_id: str) -> None:
 @click.command("unpause")
 @click.argument("dag_id")
 @click.pass_obj
-@_friendly
+@friendly
 def dags_unpause(app: App, dag_id: str) -> None:
     """Let DAG_ID's runs be created and started again."""
     _set_paused(app, dag_id, False)
@@ -116,12 +100,12 @@ def _set_paused(app: App, dag_id: str, paused: bool) -> None:
     with transaction(app.engine) as conn:
         if not dag_repo.set_paused(conn, dag_id, paused):
             raise StatewrightError(f"No DAG with id {dag_id!r}; see `statewright dags list`.")
-    _main().console.print(f"{dag_id} {'paused' if paused else 'unpaused'}")
+    console.print(f"{dag_id} {'paused' if paused else 'unpaused'}")
 
 
 @click.command("errors")
 @click.pass_obj
-@_friendly
+@friendly
 def dags_errors(app: App) -> None:
     """Files in the DAGs folder that failed to import, with the error (exit code 1 if any)."""
     from statewright.db.repositories import import_errors
@@ -129,7 +113,6 @@ def dags_errors(app: App) -> None:
     _sync(app)
     with app.engine.connect() as conn:
         rows = import_errors.list_all(conn)
-    console = _main().console
     if not rows:
         console.print("no import errors")
         return
@@ -142,7 +125,7 @@ def dags_errors(app: App) -> None:
 @click.command("late")
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
 @click.pass_obj
-@_friendly
+@friendly
 def dags_late(app: App, output: str) -> None:
     """Runs queued, and task instances scheduled or queued, past their Late threshold."""
     from statewright.db.repositories import scheduling as sched_repo
@@ -160,7 +143,6 @@ def dags_late(app: App, output: str) -> None:
                                 "since": _t(t.queued_at if t.state == "queued"
                                             else t.scheduled_at)} for t in tis]}))
         return
-    console = _main().console
     if not runs and not tis:
         console.print("nothing is late")
         return
@@ -212,7 +194,7 @@ def _parse_date(value: str, flag: str) -> datetime:
 @click.option("--wait", is_flag=True, help="Follow the runs with a progress bar until the "
                                             "backfill is done (a scheduler must be running).")
 @click.pass_obj
-@_friendly
+@friendly
 def backfill(app: App, dag_id: str, from_date: str, to_date: str, reprocess_behavior: str,
              max_active_runs: int, run_backwards: bool, dag_run_conf: str | None,
              dry_run: bool, wait: bool) -> None:
@@ -226,12 +208,11 @@ def backfill(app: App, dag_id: str, from_date: str, to_date: str, reprocess_beha
 
     start = _parse_date(from_date, "--from-date")
     end = _parse_date(to_date, "--to-date")
-    conf = _main()._parse_conf(dag_run_conf)
+    conf = parse_conf(dag_run_conf)
     _sync(app)
     plan = create_backfill(app.engine, dag_id, start, end, reprocess_behavior=reprocess_behavior,
                            max_active_runs=max_active_runs, run_backwards=run_backwards,
                            dag_run_conf=conf, dry_run=dry_run, now=utcnow())
-    console = _main().console
     _print_plan(console, plan, dry_run)
     if dry_run:
         return
@@ -265,7 +246,7 @@ def _follow(app: App, backfill_id: int, total: int) -> None:
     finished = {"success", "failed", "cancelled"}
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
-                  console=_main().console) as progress:
+                  console=console) as progress:
         task = progress.add_task(f"backfill {backfill_id}", total=max(total, 1), detail="")
         while True:
             with app.engine.connect() as conn:
@@ -301,7 +282,7 @@ def pools() -> None:
 @click.option("--include-deferred/--no-include-deferred", default=None,
               help="Whether deferred task instances take slots (default: no).")
 @click.pass_obj
-@_friendly
+@friendly
 def pools_set(app: App, name: str, slots: int, description: str | None,
               include_deferred: bool | None) -> None:
     """Create pool NAME with SLOTS slots, or change it."""
@@ -316,13 +297,13 @@ def pools_set(app: App, name: str, slots: int, description: str | None,
     with transaction(app.engine) as conn:
         created = pool_repo.set_pool(conn, name, slots, description=description,
                                      include_deferred=include_deferred)
-    _main().console.print(f"pool {name} {'created' if created else 'updated'}: {slots} slots")
+    console.print(f"pool {name} {'created' if created else 'updated'}: {slots} slots")
 
 
 @pools.command("list")
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
 @click.pass_obj
-@_friendly
+@friendly
 def pools_list(app: App, output: str) -> None:
     """Every pool with its slots: running, queued, deferred, scheduled and open."""
     from statewright.db.engine import transaction
@@ -345,13 +326,13 @@ def pools_list(app: App, output: str) -> None:
         table.add_row(s.name, str(s.slots), str(s.running), str(s.queued), str(s.deferred),
                       str(s.scheduled), str(s.open), "yes" if s.include_deferred else "no",
                       s.description or "")
-    _main().console.print(table)
+    console.print(table)
 
 
 @pools.command("delete")
 @click.argument("name")
 @click.pass_obj
-@_friendly
+@friendly
 def pools_delete(app: App, name: str) -> None:
     """Delete pool NAME (task instances in it wait until it exists again)."""
     from statewright.db.engine import transaction
@@ -365,7 +346,6 @@ def pools_delete(app: App, name: str) -> None:
         in_use = pool_repo.task_instances_in_pool(conn, name)
         if not pool_repo.delete_pool(conn, name):
             raise StatewrightError(f"No pool named {name!r}; see `statewright pools list`.")
-    console = _main().console
     console.print(f"pool {name} deleted")
     if in_use:
         console.print(f"[yellow]{in_use} unfinished task instance(s) use it: they are not "

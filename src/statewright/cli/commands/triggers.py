@@ -65,7 +65,7 @@ def _triggerer_label(row: Any, now: datetime, threshold: float) -> str:
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level group."""
-    from statewright.cli.main import console, friendly
+    from statewright.cli.output import console, friendly
 
     @cli.command("triggerer")
     @click.option("--capacity", type=int, help="Most triggers run at once "
