@@ -107,7 +107,8 @@ def _dispatch(events: list[TransitionEvent]) -> None:
             logging.getLogger(__name__).exception("transition listener failed")
 
 
-def _emit(conn: Connection, events: list[TransitionEvent], message: str | None = None) -> None:
+def _emit(conn: Connection, events: list[TransitionEvent], message: str | None = None,
+          *, dispatch: bool = True) -> None:
     if not events:
         return
     conn.execute(
@@ -130,7 +131,8 @@ def _emit(conn: Connection, events: list[TransitionEvent], message: str | None =
             for e in events
         ],
     )
-    after_commit(conn, lambda: _dispatch(events))
+    if dispatch:
+        after_commit(conn, lambda: _dispatch(events))
 
 
 def _seconds_between(conn: Connection, start: ColumnElement[Any], now: datetime) -> Any:
@@ -238,6 +240,7 @@ def create_task_instances(
                             actor.value, now)
             for pk, tid in created
         ],
+        dispatch=False,  # recorded; listeners act on the run's creation, not on each task's
     )
     return [pk for pk, _ in created]
 
