@@ -130,7 +130,9 @@ DAGS = textwrap.dedent(
 
 def _pid(stack: Any, name: str) -> int:
     path: Path = stack.mark(name)
-    stack.wait(path.exists, why=f"{name} written")
+    # The file exists as soon as it is opened; wait until the pid is in it.
+    stack.wait(lambda: path.exists() and path.read_text().strip().isdigit(),
+               why=f"{name} written")
     return int(path.read_text())
 
 
