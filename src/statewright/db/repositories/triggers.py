@@ -85,13 +85,9 @@ def claim(
     """
     if limit <= 0:
         return []
-    alive = select(job.c.id).where(
-        job.c.job_type == TRIGGERER_JOB, job.c.status == "running",
-        job.c.latest_heartbeat > heartbeat_after)
-    waited_on = exists(select(ti.id).where(ti.trigger_id == tr.id, ti.state == _DEFERRED))
     stmt = (
         select(tr.id, tr.classpath, tr.kwargs, tr.triggerer_id)
-        .where(or_(tr.triggerer_id.is_(None), tr.triggerer_id.not_in(alive)), waited_on)
+        .where(*_claimable(heartbeat_after))
         .order_by(tr.id)
         .limit(limit)
     )
@@ -102,6 +98,20 @@ def claim(
         conn.execute(update(trigger).where(tr.id.in_([r.id for r in rows]))
                      .values(triggerer_id=triggerer_id))
     return rows
+
+
+def _claimable(heartbeat_after: datetime) -> tuple[Any, ...]:
+    alive = select(job.c.id).where(
+        job.c.job_type == TRIGGERER_JOB, job.c.status == "running",
+        job.c.latest_heartbeat > heartbeat_after)
+    waited_on = exists(select(ti.id).where(ti.trigger_id == tr.id, ti.state == _DEFERRED))
+    return (or_(tr.triggerer_id.is_(None), tr.triggerer_id.not_in(alive)), waited_on)
+
+
+def any_claimable(conn: Connection, *, heartbeat_after: datetime) -> bool:
+    """Is there a trigger ``claim`` would take? (A read: no lock, no change.)"""
+    return conn.execute(
+        select(tr.id).where(*_claimable(heartbeat_after)).limit(1)).first() is not None
 
 
 def release(conn: Connection, triggerer_id: int, ids: Iterable[int] | None = None) -> int:

@@ -34,7 +34,7 @@ from sqlalchemy import Engine
 from statewright.core.clock import Clock, utcnow
 from statewright.crypto import FernetKeyError, decrypt_json
 from statewright.db import transition as door
-from statewright.db.engine import transaction
+from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import jobs as job_repo
 from statewright.db.repositories import triggers as trigger_repo
 from statewright.sdk import serde
@@ -194,8 +194,12 @@ class TriggererJob:
         self._wake.clear()
         stats.fired, stats.failed = self._write_outcomes()
         now = self.clock()
-        with transaction(self.engine) as conn:
-            timed_out = apply_timeouts(conn, now=now)
+        timed_out: list[Any] = []
+        with read_snapshot(self.engine) as conn:
+            any_timed_out = bool(trigger_repo.timed_out(conn, now, 1))
+        if any_timed_out:
+            with transaction(self.engine) as conn:
+                timed_out = apply_timeouts(conn, now=now)
         for r in timed_out:
             log.warning("Trigger %s of %s.%s (run %s, try %s) timed out; the task fails",
                         r.trigger_id, r.dag_id, r.task_id, r.run_id, r.try_number)
@@ -290,6 +294,9 @@ class TriggererJob:
         self._at_capacity = False
         now = self.clock()
         cutoff = now - timedelta(seconds=self.config.health_threshold_seconds)
+        with read_snapshot(self.engine) as conn:
+            if not trigger_repo.any_claimable(conn, heartbeat_after=cutoff):
+                return 0
         with transaction(self.engine) as conn:
             rows = trigger_repo.claim(conn, self.job_id,  # type: ignore[arg-type]
                                       limit=min(free, self.config.max_claims_per_loop),
