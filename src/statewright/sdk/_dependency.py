@@ -14,11 +14,11 @@ class DependencyMixin:
 
     @property
     def roots(self) -> list[BaseOperator]:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must define roots")
 
     @property
     def leaves(self) -> list[BaseOperator]:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must define leaves")
 
     def set_upstream(self, other: DependencyMixin | Sequence[DependencyMixin]) -> None:
         """Make ``other`` run before this."""

@@ -51,7 +51,9 @@ class BaseBranchOperator(BaseOperator, SkipMixin):
     """Subclass and implement ``choose_branch(context)``: return a task id, a list, or None."""
 
     def choose_branch(self, context: Any) -> str | Iterable[str] | None:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement choose_branch(context) and return the task "
+            "id(s) to follow")
 
     def execute(self, context: Any) -> Any:
         return self.do_branch(context, self.choose_branch(context))

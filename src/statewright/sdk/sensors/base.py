@@ -129,7 +129,9 @@ class BaseSensor(BaseOperator):
 
     def execute_deferrable(self, context: Any) -> Any:
         """Defer to this sensor's trigger (built-in sensors override it)."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} has no trigger to defer to; implement "
+            "execute_deferrable(context) or use mode='poke' or mode='reschedule'")
 
     def execute_complete(self, context: Any, event: Any = None) -> Any:
         """Resumed after the trigger fired: by default the condition is met."""

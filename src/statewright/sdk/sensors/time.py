@@ -17,7 +17,7 @@ class _MomentSensor(BaseSensor):
     supports_deferral = True
 
     def target(self, context: Any) -> datetime:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement target(context)")
 
     def poke(self, context: Any) -> bool:
         return base._now() >= self.target(context)
