@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,13 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
 from statewright.core.errors import ConfigurationError
+from statewright.db.writer_lock import WriterLock, for_database
 
 _AFTER_COMMIT_KEY = "statewright_after_commit"
 _WRITE = "statewright_write"
+
+# The writer lock of each SQLite engine (see ``writer_lock``).
+_engine_writer_locks: weakref.WeakKeyDictionary[Engine, WriterLock] = weakref.WeakKeyDictionary()
 
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
@@ -36,6 +41,8 @@ def _sqlite_engine(url: str, *, echo: bool) -> Engine:
         connect_args={"timeout": 60, "check_same_thread": False},
         poolclass=NullPool if path in ("", ":memory:") else None,
     )
+    if path and path != ":memory:":
+        _engine_writer_locks[engine] = for_database(path)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -94,9 +101,10 @@ def transaction(engine: Engine) -> Iterator[Connection]:
 
 @contextmanager
 def write_connection(engine: Engine) -> Iterator[Connection]:
-    """A connection in one write transaction (on SQLite: ``BEGIN IMMEDIATE``), committed at the
-    end of the block and rolled back on an exception."""
-    with engine.connect() as conn:
+    """A connection in one write transaction (on SQLite: the file's writer lock, then
+    ``BEGIN IMMEDIATE``), committed at the end of the block and rolled back on an exception."""
+    lock = _engine_writer_locks.get(engine)
+    with lock if lock is not None else nullcontext(), engine.connect() as conn:
         conn.execution_options(**{_WRITE: True})
         with conn.begin():
             yield conn

@@ -107,6 +107,13 @@ def _dispatch(events: list[TransitionEvent]) -> None:
             logging.getLogger(__name__).exception("transition listener failed")
 
 
+def relay(events: Sequence[TransitionEvent]) -> None:
+    """Call this process's listeners with events another process committed and sent here (the
+    local executor's supervisor process), as if they had been committed here."""
+    if events:
+        _dispatch(list(events))
+
+
 def _emit(conn: Connection, events: list[TransitionEvent], message: str | None = None,
           *, dispatch: bool = True) -> None:
     if not events:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import textwrap
 import threading
 import time
@@ -153,3 +155,45 @@ def test_a_second_run_still_runs_after_crashes(running: dict[str, Any]) -> None:
         with engine.connect() as conn:
             ok = ti_repo.get_by_key(conn, run.id, "uses")
         assert ok.state == "success"
+
+
+def test_the_supervisor_process_reports_its_transitions_and_frees_its_slots(
+        running: dict[str, Any]) -> None:
+    """The tries run in the executor's supervisor process; what it commits reaches this
+    process's listeners (so the scheduler wakes at once) and every submission frees its slot."""
+    from statewright.db import transition as door
+
+    engine, executor = running["engine"], running["executor"]
+    assert executor.supervisor_pid not in (None, os.getpid())
+    seen: list[door.TransitionEvent] = []
+    remove = door.add_transition_listener(seen.extend)
+    try:
+        with transaction(engine) as conn:
+            _, run_id = trigger_dag(conn, "outcomes", now=utcnow(), actor=Actor.USER)
+        _wait_for_run(engine, "outcomes", run_id)
+    finally:
+        remove()
+    edges = {(e.task_id, e.frm, e.to, e.actor) for e in seen if e.run_id == run_id}
+    assert ("ok", "queued", "running", "executor") in edges
+    assert ("ok", "running", "success", "worker") in edges
+    assert ("exits", "running", "failed", "worker") in edges
+    deadline = time.monotonic() + 10
+    while executor.busy_count() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert executor.busy_count() == 0
+    assert executor.slots_available() == executor.parallelism + executor.queue_depth
+
+
+def test_a_killed_supervisor_is_replaced_and_runs_go_on(running: dict[str, Any]) -> None:
+    engine, executor = running["engine"], running["executor"]
+    old = executor.supervisor_pid
+    os.kill(old, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while executor.supervisor_pid == old and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert executor.supervisor_pid not in (None, old)
+    with transaction(engine) as conn:
+        _, run_id = trigger_dag(conn, "outcomes", now=utcnow(), actor=Actor.USER)
+    run = _wait_for_run(engine, "outcomes", run_id)
+    with engine.connect() as conn:
+        assert ti_repo.get_by_key(conn, run.id, "uses").state == "success"

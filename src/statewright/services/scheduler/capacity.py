@@ -105,11 +105,23 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
     slots = scheduler.executor.slots_available()
     if slots <= 0:
         return 0
+    if not getattr(scheduler, "_default_pool_checked", False):
+        with transaction(scheduler.engine) as conn:
+            if pool_repo.ensure_default(conn):
+                log.info("created %s with %d slots", pool_repo.DEFAULT_POOL,
+                         pool_repo.DEFAULT_POOL_SLOTS)
+        scheduler._default_pool_checked = True  # type: ignore[attr-defined]
+    # The choice is made on a snapshot, outside the write lock: while the write transaction
+    # waits, tries only end (freeing slots) and task instances only become candidates, so a
+    # choice from the snapshot never overfills a pool or a run. The compare-and-set from
+    # scheduled leaves out any chosen one that moved meanwhile.
     with read_snapshot(scheduler.engine) as conn:
         if not sched_repo.any_queue_candidate(conn):
             return 0
-    with transaction(scheduler.engine) as conn:
         chosen = _choose(scheduler, conn, slots)
+    if not chosen:
+        return 0
+    with transaction(scheduler.engine) as conn:
         res = door.set_task_instance_state(
             conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
             values={"executor": getattr(scheduler.executor, "identity", None)})
@@ -119,11 +131,6 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
 
 
 def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
-    if not getattr(scheduler, "_default_pool_checked", False):
-        if pool_repo.ensure_default(conn):
-            log.info("created %s with %d slots", pool_repo.DEFAULT_POOL,
-                     pool_repo.DEFAULT_POOL_SLOTS)
-        scheduler._default_pool_checked = True  # type: ignore[attr-defined]
     stats = pool_repo.slot_stats(conn)
     pool_open = {name: s.open for name, s in stats.items()}
     pool_total = {name: s.slots for name, s in stats.items()}

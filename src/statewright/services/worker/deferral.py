@@ -70,6 +70,12 @@ def install_cipher(cipher: MultiFernet | None) -> None:
         _cipher = cipher
 
 
+def installed_cipher() -> MultiFernet | None:
+    """The cipher installed in this process, if any (nothing is loaded)."""
+    with _cipher_lock:
+        return _cipher
+
+
 def current_cipher() -> MultiFernet:
     global _cipher
     with _cipher_lock:

@@ -23,11 +23,11 @@ def task_process_main(conn: Any, lifeline: Any) -> None:
     """The entry point of a task process: watch the lifeline, then run tries (``child_main``)."""
     from statewright.services.worker.task_runner import child_main
 
-    threading.Thread(target=_watch, args=(lifeline,), name="lifeline", daemon=True).start()
+    threading.Thread(target=watch_lifeline, args=(lifeline,), name="lifeline", daemon=True).start()
     child_main(conn)
 
 
-def _watch(lifeline: Any) -> None:
+def watch_lifeline(lifeline: Any) -> None:
     try:
         lifeline.recv_bytes()  # nothing is ever sent: this returns when the supervisor is gone
     except (EOFError, OSError):

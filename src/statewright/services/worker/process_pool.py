@@ -119,8 +119,11 @@ class TaskProcessPool:
         views: DagViewCache | None = None,
         start_actor: Actor = Actor.EXECUTOR,
         lease_seconds: float | None = None,
+        after_step: Callable[[], None] | None = None,
     ) -> None:
         self.engine = engine
+        self.after_step = after_step
+        """Called by the supervisor thread after each step (a batch applied and started)."""
         self.processes = max(1, processes)
         self.logs_folder = logs_folder
         self.clock = clock
@@ -214,6 +217,12 @@ class TaskProcessPool:
         _close(child, life_r)
         return _Child(process=p, conn=parent, lifeline=life_w)
 
+    def check_now(self) -> None:
+        """Check at once that the running tries still run in the database (a control moved one
+        elsewhere); a try that does not is killed."""
+        self._check_now.set()
+        self._poke()
+
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
@@ -221,6 +230,12 @@ class TaskProcessPool:
             except Exception:
                 log.exception("task process pool step failed")
                 time.sleep(0.5)
+            finally:
+                if self.after_step is not None:
+                    try:
+                        self.after_step()
+                    except Exception:
+                        log.exception("after_step failed")
 
     def _step(self) -> None:
         busy = [c for c in self._children if not c.idle]
@@ -458,10 +473,15 @@ class TaskProcessPool:
     def _on_transitions(self, events: Sequence[door.TransitionEvent]) -> None:
         # A try of ours left running through someone else (a person, the scheduler): kill it now.
         mine = {c.workload.ti_id for c in self._children if c.workload is not None}
-        if any(e.entity == door.ENTITY_TI and e.frm == TI.RUNNING.value and e.to != e.frm
-               and e.actor not in _OWN_ACTORS and e.entity_id in mine for e in events):
-            self._check_now.set()
-            self._poke()
+        if leaves_running_elsewhere(events, mine):
+            self.check_now()
+
+
+def leaves_running_elsewhere(events: Sequence[door.TransitionEvent], ti_ids: Any) -> bool:
+    """Whether one of ``ti_ids`` left running through someone else than the worker (a person
+    marked, cleared or cancelled it; the scheduler reaped it)."""
+    return any(e.entity == door.ENTITY_TI and e.frm == TI.RUNNING.value and e.to != e.frm
+               and e.actor not in _OWN_ACTORS and e.entity_id in ti_ids for e in events)
 
 
 def _close(*conns: Connection) -> None:

@@ -1,0 +1,82 @@
+"""Writers of one SQLite file take turns on the writer lock: threads and other processes."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import threading
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+
+from statewright.db import writer_lock
+from statewright.db.engine import make_engine, transaction
+
+
+def _write_in_child(url: str, started: Any, done: Any) -> None:
+    engine = make_engine(url)
+    started.set()
+    with transaction(engine) as conn:
+        conn.execute(text("INSERT INTO t VALUES (2)"))
+    done.set()
+
+
+def test_a_writer_thread_waits_for_the_one_in_its_transaction(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path}/w.db")
+    with transaction(engine) as conn:
+        conn.execute(text("CREATE TABLE t (x INTEGER)"))
+    entered = threading.Event()
+    order: list[str] = []
+
+    def second() -> None:
+        with transaction(engine) as conn:
+            entered.set()
+            order.append("second")
+            conn.execute(text("INSERT INTO t VALUES (2)"))
+
+    with transaction(engine) as conn:
+        conn.execute(text("INSERT INTO t VALUES (1)"))
+        t = threading.Thread(target=second)
+        t.start()
+        assert not entered.wait(0.3), "a second writer got in while the first held the lock"
+        order.append("first")
+    t.join(10)
+    assert entered.is_set() and order == ["first", "second"]
+    with engine.connect() as conn:
+        assert sorted(r[0] for r in conn.execute(text("SELECT x FROM t"))) == [1, 2]
+
+
+def test_a_writer_in_another_process_waits_on_the_lock_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/w.db"
+    engine = make_engine(url)
+    with transaction(engine) as conn:
+        conn.execute(text("CREATE TABLE t (x INTEGER)"))
+    assert (tmp_path / "w.db.writer-lock").exists()
+    ctx = mp.get_context("spawn")
+    started, done = ctx.Event(), ctx.Event()
+    child = ctx.Process(target=_write_in_child, args=(url, started, done))
+    with writer_lock.for_database(str(tmp_path / "w.db")):
+        child.start()
+        assert started.wait(30)
+        assert not done.wait(0.5), "the other process wrote while this one held the lock"
+    assert done.wait(30)
+    child.join(10)
+    assert child.exitcode == 0
+
+
+def test_the_lock_is_reentrant_in_a_thread_and_one_per_file(tmp_path: Path) -> None:
+    a = writer_lock.for_database(str(tmp_path / "x.db"))
+    assert writer_lock.for_database(str(tmp_path / "." / "x.db")) is a
+    assert writer_lock.for_database(str(tmp_path / "y.db")) is not a
+    with a, a:
+        pass
+    got = threading.Event()
+
+    def other() -> None:
+        with a:
+            got.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    assert got.wait(5), "the lock stayed held after the nested blocks ended"
+    t.join(5)
