@@ -4,7 +4,9 @@
    fresh process, on SQLite): resident memory per trigger, time to claim them all, and events
    applied to the database per second when they all come due at the same moment.
 2. 200 deferrable tasks that wait 1 s, run by the local executor, the scheduler and the
-   triggerer (threads of one process, SQLite): the defer → resume overhead per task, median =
+   triggerer (as `standalone` runs them: the scheduler and the triggerer are threads of this
+   process, the local executor's supervisor a process of its own; SQLite): the defer → resume
+   overhead per task, median =
    (running → deferred written - defer() called) + (resumed try started - trigger moment);
    defer() is called 1 s before the trigger's moment (a TimeDeltaTrigger of 1 s).
 
