@@ -24,8 +24,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, case, func, insert, literal, select, tuple_, update
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy import (
+    Connection,
+    DateTime,
+    String,
+    bindparam,
+    case,
+    func,
+    insert,
+    literal,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.sql.elements import ClauseElement, ColumnElement
 
 from statewright.core.states import (
     RUN,
@@ -114,12 +126,15 @@ def relay(events: Sequence[TransitionEvent]) -> None:
         _dispatch(list(events))
 
 
+_INSERT_TRANSITION = insert(state_transition)
+
+
 def _emit(conn: Connection, events: list[TransitionEvent], message: str | None = None,
           *, dispatch: bool = True) -> None:
     if not events:
         return
     conn.execute(
-        insert(state_transition),
+        _INSERT_TRANSITION,
         [
             {
                 "entity": e.entity,
@@ -401,50 +416,27 @@ def set_task_instance_state(
     if not id_list:
         return result
 
-    c = task_instance.c
-    new_try = c.try_number + 1 if increment_try else c.try_number
-    if name is not None:
-        name_expr: Any = name.value
-    elif to is TI.RUNNING:
-        name_expr = case((new_try > 1, StateName.RETRYING.value), else_=StateName.RUNNING.value)
+    fence_mode = "pairs" if pairs is not None else ("try" if try_number is not None else "ids")
+    stmts: list[tuple[TaskInstanceState, Any, dict[str, Any] | None]]
+    if any(isinstance(v, ClauseElement) for v in extra.values()):
+        stmts = [(f, _build_ti_update(conn, to, f, fence_mode, increment_try, name, message,
+                                      extra, now, pairs, id_list, try_number), None)
+                 for f in froms]
     else:
-        name_expr = default_ti_name(to).value
-
-    sets: dict[str, Any] = {"state": to.value, "state_name": name_expr, "updated_at": now}
-    sets["state_message"] = message
-    if increment_try:
-        sets["try_number"] = new_try
-    if to is TI.SCHEDULED:
-        sets["scheduled_at"] = now
-    elif to is TI.QUEUED:
-        sets["queued_at"] = now
-    elif to is TI.RUNNING:
-        sets.setdefault("last_heartbeat_at", now)
-        if increment_try:
-            sets["start_date"] = now
-            sets["end_date"] = None
-            sets["duration"] = None
-    elif to in _TI_ENDS:
-        sets["end_date"] = now
-        sets["duration"] = case(
-            (c.start_date.is_(None), None), else_=_seconds_between(conn, c.start_date, now)
-        )
-    sets.update(extra)
+        stmt, params = _cached_ti_update(conn, to, fence_mode, increment_try, name, message,
+                                         extra, now)
+        if pairs is not None:
+            params["w_pairs"] = pairs
+        else:
+            params["w_ids"] = id_list
+            if try_number is not None:
+                params["w_try"] = try_number
+        stmts = [(f, stmt, {**params, "w_from": f.value}) for f in froms]
 
     events: list[TransitionEvent] = []
-    for f in froms:
-        stmt = update(task_instance).where(c.state == f.value)
-        if pairs is not None:
-            stmt = stmt.where(tuple_(c.id, c.try_number).in_(pairs))
-        else:
-            stmt = stmt.where(c.id.in_(id_list))
-            if try_number is not None:
-                stmt = stmt.where(c.try_number == try_number)
-        rows = conn.execute(
-            stmt.values(**sets).returning(
-                c.id, c.dag_id, c.run_id, c.task_id, c.try_number, c.state_name
-            )
-        ).all()
+    for f, stmt, bound in stmts:
+        rows = conn.execute(stmt, bound).all() if bound is not None else conn.execute(
+            stmt).all()
         for row in rows:
             result.changed.append(row.id)
             events.append(
@@ -455,6 +447,7 @@ def set_task_instance_state(
 
     missing = set(id_list) - set(result.changed)
     if missing:
+        c = task_instance.c
         for row in conn.execute(
             select(c.id, c.state, c.try_number).where(c.id.in_(missing))
         ).all():
@@ -467,6 +460,133 @@ def set_task_instance_state(
         for pk in missing - set(result.already) - set(result.lost):
             result.lost[pk] = "missing"
     return result
+
+
+def _ti_sets(to: TaskInstanceState, increment_try: bool, name: StateName | None,
+             now: datetime) -> tuple[dict[str, Any], set[str]]:
+    """What the door sets besides the caller's values: the state, its name and the timestamps
+    the target state carries; and the columns set to an expression of the row (built by
+    ``_ti_exprs``)."""
+    plain: dict[str, Any] = {"state": to.value, "updated_at": now}
+    exprs: set[str] = set()
+    if name is not None:
+        plain["state_name"] = name.value
+    elif to is TI.RUNNING:
+        exprs.add("state_name")  # Running, or Retrying after the first try
+    else:
+        plain["state_name"] = default_ti_name(to).value
+    if increment_try:
+        exprs.add("try_number")
+    if to is TI.SCHEDULED:
+        plain["scheduled_at"] = now
+    elif to is TI.QUEUED:
+        plain["queued_at"] = now
+    elif to is TI.RUNNING:
+        plain["last_heartbeat_at"] = now
+        if increment_try:
+            plain.update(start_date=now, end_date=None, duration=None)
+    elif to in _TI_ENDS:
+        plain["end_date"] = now
+        exprs.add("duration")
+    return plain, exprs
+
+
+def _ti_exprs(conn: Connection, keys: Collection[str], increment_try: bool,
+              now: datetime | None) -> dict[str, Any]:
+    """The expressions of ``_ti_sets``; with ``now`` None, the moment is the bound parameter
+    ``e_now`` and the state names ``e_retrying`` / ``e_running``."""
+    c = task_instance.c
+    new_try = c.try_number + 1 if increment_try else c.try_number
+    out: dict[str, Any] = {}
+    for k in keys:
+        if k == "try_number":
+            out[k] = c.try_number + 1
+        elif k == "state_name":
+            out[k] = (case((new_try > 1, StateName.RETRYING.value),
+                           else_=StateName.RUNNING.value) if now is not None else
+                      case((new_try > 1, bindparam("e_retrying")), else_=bindparam("e_running")))
+        elif k == "duration":
+            out[k] = case((c.start_date.is_(None), None),
+                          else_=_seconds_between(conn, c.start_date, now) if now is not None
+                          else _seconds_between_param(conn, c.start_date))
+        else:  # pragma: no cover - _ti_sets names no other
+            raise AssertionError(k)
+    return out
+
+
+_RETURNING = (task_instance.c.id, task_instance.c.dag_id, task_instance.c.run_id,
+              task_instance.c.task_id, task_instance.c.try_number, task_instance.c.state_name)
+
+
+def _build_ti_update(conn: Connection, to: TaskInstanceState, f: TaskInstanceState, fence: str,
+                     increment_try: bool, name: StateName | None, message: str | None,
+                     extra: Mapping[str, Any], now: datetime,
+                     pairs: list[tuple[int, int]] | None, id_list: list[int],
+                     try_number: int | None) -> Any:
+    """The statement built for one call (callers' values hold SQL expressions)."""
+    c = task_instance.c
+    plain, exprs = _ti_sets(to, increment_try, name, now)
+    sets = {**plain, **_ti_exprs(conn, exprs - extra.keys(), increment_try, now),
+            "state_message": message, **extra}
+    stmt = update(task_instance).where(c.state == f.value)
+    if fence == "pairs":
+        assert pairs is not None
+        stmt = stmt.where(tuple_(c.id, c.try_number).in_(pairs))
+    else:
+        stmt = stmt.where(c.id.in_(id_list))
+        if fence == "try":
+            stmt = stmt.where(c.try_number == try_number)
+    return stmt.values(**sets).returning(*_RETURNING)
+
+
+_ti_updates: dict[tuple[Any, ...], Any] = {}
+_ti_updates_lock = threading.Lock()
+
+
+def _cached_ti_update(conn: Connection, to: TaskInstanceState, fence: str, increment_try: bool,
+                      name: StateName | None, message: str | None, extra: Mapping[str, Any],
+                      now: datetime) -> tuple[Any, dict[str, Any]]:
+    """The compare-and-set statement for this shape of change, built once and reused with
+    bound parameters (building a statement costs more than SQLite takes to run it), and its
+    parameters. A shape is the target, the fence, the columns set and which of them hold
+    expressions of the row."""
+    plain, expr_set = _ti_sets(to, increment_try, name, now)
+    plain["state_message"] = message
+    plain.update(extra)
+    exprs = tuple(sorted(expr_set - extra.keys()))
+    key = (conn.dialect.name, fence, increment_try, exprs, tuple(sorted(plain)))
+    stmt = _ti_updates.get(key)
+    if stmt is None:
+        c = task_instance.c
+        sets: dict[str, Any] = {k: bindparam(f"v_{k}", type_=c[k].type) for k in plain}
+        sets.update(_ti_exprs(conn, exprs, increment_try, None))
+        stmt = update(task_instance).where(c.state == bindparam("w_from"))
+        if fence == "pairs":
+            stmt = stmt.where(tuple_(c.id, c.try_number).in_(
+                bindparam("w_pairs", expanding=True)))
+        else:
+            stmt = stmt.where(c.id.in_(bindparam("w_ids", expanding=True)))
+            if fence == "try":
+                stmt = stmt.where(c.try_number == bindparam("w_try"))
+        stmt = stmt.values(sets).returning(*_RETURNING)
+        with _ti_updates_lock:
+            stmt = _ti_updates.setdefault(key, stmt)
+    params = {f"v_{k}": v for k, v in plain.items()}
+    if "state_name" in exprs:
+        params["e_retrying"] = StateName.RETRYING.value
+        params["e_running"] = StateName.RUNNING.value
+    if "duration" in exprs:
+        params["e_now"] = (now.replace(tzinfo=None).isoformat(sep=" ")
+                           if conn.dialect.name == "sqlite" else now)
+    return stmt, params
+
+
+def _seconds_between_param(conn: Connection, start: ColumnElement[Any]) -> Any:
+    """``_seconds_between`` with the moment as the bound parameter ``e_now``."""
+    if conn.dialect.name == "sqlite":
+        return (func.julianday(bindparam("e_now", type_=String())) - func.julianday(start)) \
+            * 86400.0
+    return func.extract("epoch", bindparam("e_now", type_=DateTime(timezone=True)) - start)
 
 
 # -- DAG runs --------------------------------------------------------------------------------

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, bindparam, select, update
 
 from statewright.db.tables import dag
 
@@ -78,9 +79,18 @@ def get_serialized_many(
     return {r.dag_id: (r.dag_hash, r.serialized) for r in rows}
 
 
+@functools.cache
+def _get_hashes() -> Any:
+    # Read on every scheduler loop and every batch of tries: built once, run with parameters.
+    return select(dag.c.dag_id, dag.c.dag_hash).where(
+        dag.c.dag_id.in_(bindparam("ids", expanding=True)))
+
+
 def get_hashes(conn: Connection, dag_ids: Iterable[str]) -> dict[str, str]:
     ids = list(set(dag_ids))
-    rows = conn.execute(select(dag.c.dag_id, dag.c.dag_hash).where(dag.c.dag_id.in_(ids))).all()
+    if not ids:
+        return {}
+    rows = conn.execute(_get_hashes(), {"ids": ids}).all()
     return {r.dag_id: r.dag_hash for r in rows}
 
 

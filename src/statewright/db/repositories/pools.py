@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,8 +53,11 @@ def get(conn: Connection, name: str) -> Any:
     return conn.execute(select(pool).where(pool.c.name == name)).first()
 
 
+_LIST_ALL = select(pool).order_by(pool.c.name)
+
+
 def list_all(conn: Connection) -> list[Any]:
-    return list(conn.execute(select(pool).order_by(pool.c.name)).all())
+    return list(conn.execute(_LIST_ALL).all())
 
 
 def set_pool(conn: Connection, name: str, slots: int, *, description: str | None = None,
@@ -82,15 +86,19 @@ def slot_stats(conn: Connection) -> dict[str, PoolStats]:
         r.name: PoolStats(r.name, int(r.slots), r.description, bool(r.include_deferred))
         for r in list_all(conn)
     }
-    for name, state, used in conn.execute(
-        select(ti.pool, ti.state, func.coalesce(func.sum(ti.pool_slots), 0))
-        .where(ti.state.in_(_COUNTED))
-        .group_by(ti.pool, ti.state)
-    ).all():
+    for name, state, used in conn.execute(_slots_used()).all():
         s = stats.get(name)
         if s is not None:
             setattr(s, state, int(used))
     return stats
+
+
+@functools.cache
+def _slots_used() -> Any:
+    # Read on every queueing pass of the scheduler: built once.
+    return (select(ti.pool, ti.state, func.coalesce(func.sum(ti.pool_slots), 0))
+            .where(ti.state.in_(_COUNTED))
+            .group_by(ti.pool, ti.state))
 
 
 def task_instances_in_pool(conn: Connection, name: str) -> int:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, bindparam, func, select
 
 from statewright.core.states import RUN
 from statewright.db.tables import dag, dag_run
@@ -27,14 +28,27 @@ def find_by_run_id(conn: Connection, run_id: str) -> list[Any]:
 
 def queued_runs_to_start(conn: Connection, limit: int = 100) -> list[Any]:
     """Queued runs of active, unpaused DAGs, oldest first."""
-    stmt = (
+    return list(conn.execute(_queued_runs_to_start(), {"limit": limit}).all())
+
+
+# The scheduler reads these on every loop: built once, run with parameters.
+@functools.cache
+def _queued_runs_to_start() -> Any:
+    return (
         select(dag_run.c.id, dag_run.c.dag_id, dag.c.max_active_runs)
         .join(dag, dag.c.dag_id == dag_run.c.dag_id)
         .where(dag_run.c.state == RUN.QUEUED.value, dag.c.is_paused.is_(False))
         .order_by(dag_run.c.queued_at, dag_run.c.id)
-        .limit(limit)
+        .limit(bindparam("limit"))
     )
-    return list(conn.execute(stmt).all())
+
+
+_RUNNING_RUNS = (
+    select(dag_run.c.id, dag_run.c.dag_id, dag_run.c.run_id, dag_run.c.logical_date,
+           dag_run.c.state)
+    .where(dag_run.c.state == RUN.RUNNING.value)
+    .order_by(dag_run.c.id)
+)
 
 
 def count_running_by_dag(conn: Connection, dag_ids: Iterable[str]) -> dict[str, int]:
@@ -50,12 +64,7 @@ def count_running_by_dag(conn: Connection, dag_ids: Iterable[str]) -> dict[str, 
 
 
 def running_runs(conn: Connection) -> list[Any]:
-    return list(conn.execute(
-        select(dag_run.c.id, dag_run.c.dag_id, dag_run.c.run_id, dag_run.c.logical_date,
-               dag_run.c.state)
-        .where(dag_run.c.state == RUN.RUNNING.value)
-        .order_by(dag_run.c.id)
-    ).all())
+    return list(conn.execute(_RUNNING_RUNS).all())
 
 
 def list_runs(conn: Connection, dag_id: str | None = None, limit: int = 50) -> list[Any]:

@@ -3,11 +3,12 @@ the previous run of depends_on_past, and Late runs and task instances."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, not_, select, tuple_
+from sqlalchemy import Connection, and_, bindparam, func, not_, select, tuple_
 
 from statewright.core.states import RUN, TI, StateName
 from statewright.db.bulk import chunks, update_many
@@ -135,6 +136,21 @@ def queue_candidates(
 
     Ties go to the run with the earlier logical date (Airflow's order), then the older row.
     """
+    if not (skip_pools or skip_runs or skip_tasks):
+        return list(conn.execute(_candidates(True), {"limit": limit}).all())
+    stmt = _candidates(False).limit(limit)
+    if skip_pools:
+        stmt = stmt.where(ti.pool.not_in(list(skip_pools)))
+    if skip_runs:
+        stmt = stmt.where(ti.dag_run_id.not_in(list(skip_runs)))
+    if skip_tasks:
+        stmt = stmt.where(not_(tuple_(ti.dag_id, ti.task_id).in_(list(skip_tasks))))
+    return list(conn.execute(stmt).all())
+
+
+@functools.cache
+def _candidates(bound_limit: bool) -> Any:
+    # Read on every queueing pass: built once (with the limit bound) for the common case.
     stmt = (
         select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
                ti.priority_weight, ti.pool, ti.pool_slots)
@@ -143,15 +159,8 @@ def queue_candidates(
         .where(ti.state == TI.SCHEDULED.value, dr.state == RUN.RUNNING.value,
                dag.c.is_paused.is_(False))
         .order_by(ti.priority_weight.desc(), dr.logical_date, ti.id)
-        .limit(limit)
     )
-    if skip_pools:
-        stmt = stmt.where(ti.pool.not_in(list(skip_pools)))
-    if skip_runs:
-        stmt = stmt.where(ti.dag_run_id.not_in(list(skip_runs)))
-    if skip_tasks:
-        stmt = stmt.where(not_(tuple_(ti.dag_id, ti.task_id).in_(list(skip_tasks))))
-    return list(conn.execute(stmt).all())
+    return stmt.limit(bindparam("limit")) if bound_limit else stmt
 
 
 def any_queue_candidate(conn: Connection) -> bool:
@@ -162,13 +171,17 @@ def active_by_run(conn: Connection, run_pks: Collection[int]) -> dict[int, int]:
     """Queued or running task instances per run (for ``max_active_tasks``)."""
     out: dict[int, int] = {}
     for chunk in chunks(list(set(run_pks)), 400):
-        for run_pk, n in conn.execute(
-            select(ti.dag_run_id, func.count())
-            .where(ti.dag_run_id.in_(chunk), ti.state.in_((TI.QUEUED.value, TI.RUNNING.value)))
-            .group_by(ti.dag_run_id)
-        ).all():
+        for run_pk, n in conn.execute(_active_by_run(), {"ids": chunk}).all():
             out[run_pk] = int(n)
     return out
+
+
+@functools.cache
+def _active_by_run() -> Any:
+    return (select(ti.dag_run_id, func.count())
+            .where(ti.dag_run_id.in_(bindparam("ids", expanding=True)),
+                   ti.state.in_((TI.QUEUED.value, TI.RUNNING.value)))
+            .group_by(ti.dag_run_id))
 
 
 def active_by_task(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from statewright.core.states import TI
 from statewright.db.tables import dag_run, task_instance, task_instance_history
@@ -29,13 +30,16 @@ def state_counts_by_run(conn: Connection, run_ids: Sequence[int]) -> dict[int, d
     if not run_ids:
         return {}
     out: dict[int, dict[str, int]] = {}
-    for run_pk, state, n in conn.execute(
-        select(ti.dag_run_id, ti.state, func.count())
-        .where(ti.dag_run_id.in_(list(run_ids)))
-        .group_by(ti.dag_run_id, ti.state)
-    ).all():
+    for run_pk, state, n in conn.execute(_state_counts(), {"ids": list(run_ids)}).all():
         out.setdefault(run_pk, {})[state] = int(n)
     return out
+
+
+@functools.cache
+def _state_counts() -> Any:
+    return (select(ti.dag_run_id, ti.state, func.count())
+            .where(ti.dag_run_id.in_(bindparam("ids", expanding=True)))
+            .group_by(ti.dag_run_id, ti.state))
 
 
 def count_active_by_dag(conn: Connection, dag_ids: Iterable[str]) -> dict[str, int]:
@@ -63,19 +67,34 @@ def scheduled_to_queue(conn: Connection, limit: int) -> list[Any]:
     ).all())
 
 
+@functools.cache
+def _workloads() -> Any:
+    return (select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
+                   ti.max_tries, ti.next_method, ti.next_kwargs, ti.state, ti.first_poke_at,
+                   ti.poke_count,
+                   dag_run.c.logical_date, dag_run.c.data_interval_start,
+                   dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type)
+            .join(dag_run, dag_run.c.id == ti.dag_run_id)
+            .where(ti.id.in_(bindparam("ids", expanding=True))))
+
+
 def workloads(conn: Connection, ids: Sequence[int]) -> list[Any]:
     """Everything a worker needs to run a try, joined with its run."""
     if not ids:
         return []
-    return list(conn.execute(
-        select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
-               ti.max_tries, ti.next_method, ti.next_kwargs, ti.state, ti.first_poke_at,
-               ti.poke_count,
-               dag_run.c.logical_date, dag_run.c.data_interval_start,
-               dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type)
-        .join(dag_run, dag_run.c.id == ti.dag_run_id)
-        .where(ti.id.in_(list(ids)))
-    ).all())
+    return list(conn.execute(_workloads(), {"ids": list(ids)}).all())
+
+
+@functools.cache
+def _set_pids() -> Any:
+    return update(task_instance).where(ti.id == bindparam("b_id")).values(
+        pid=bindparam("b_pid"))
+
+
+def set_pids(conn: Connection, pids: Mapping[int, int]) -> None:
+    """``pid`` of freshly started tries: task instance → the process running it."""
+    if pids:
+        conn.execute(_set_pids(), [{"b_id": k, "b_pid": v} for k, v in pids.items()])
 
 
 def heartbeat(conn: Connection, pairs: Sequence[tuple[int, int]], now: datetime) -> int:
@@ -143,9 +162,12 @@ def get_by_key(conn: Connection, dag_run_id: int, task_id: str) -> Any:
     ).first()
 
 
+_INSERT_HISTORY = insert(task_instance_history)
+
+
 def add_history(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
-        conn.execute(insert(task_instance_history), list(rows))
+        conn.execute(_INSERT_HISTORY, list(rows))
 
 
 def history_of(conn: Connection, task_instance_id: int) -> list[Any]:

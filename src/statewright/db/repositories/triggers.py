@@ -7,6 +7,7 @@ are deferred. State changes of those task instances go through the door, not thr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -44,11 +45,17 @@ def insert_many(conn: Connection, rows: Sequence[tuple[str, str]], now: datetime
     return [int(pk) for pk in result.scalars()]
 
 
+# The triggerer's statements on every event are built once and run with bound parameters.
+@functools.cache
+def _delete_many() -> Any:
+    return delete(trigger).where(tr.id.in_(bindparam("ids", expanding=True)))
+
+
 def delete_many(conn: Connection, ids: Iterable[int]) -> int:
     wanted = list(set(ids))
     if not wanted:
         return 0
-    return int(conn.execute(delete(trigger).where(tr.id.in_(wanted))).rowcount or 0)
+    return int(conn.execute(_delete_many(), {"ids": wanted}).rowcount or 0)
 
 
 def existing(conn: Connection, ids: Iterable[int]) -> set[int]:
@@ -58,18 +65,26 @@ def existing(conn: Connection, ids: Iterable[int]) -> set[int]:
     return {r.id for r in conn.execute(select(tr.id).where(tr.id.in_(wanted))).all()}
 
 
+@functools.cache
+def _get_many() -> Any:
+    return (select(tr.id, tr.classpath, tr.kwargs, tr.created_date, tr.triggerer_id)
+            .where(tr.id.in_(bindparam("ids", expanding=True))).order_by(tr.id))
+
+
 def get_many(conn: Connection, ids: Iterable[int]) -> list[Any]:
     wanted = list(set(ids))
     if not wanted:
         return []
-    return list(conn.execute(
-        select(tr.id, tr.classpath, tr.kwargs, tr.created_date, tr.triggerer_id)
-        .where(tr.id.in_(wanted)).order_by(tr.id)
-    ).all())
+    return list(conn.execute(_get_many(), {"ids": wanted}).all())
+
+
+@functools.cache
+def _assigned_to() -> Any:
+    return select(tr.id).where(tr.triggerer_id == bindparam("triggerer_id"))
 
 
 def assigned_to(conn: Connection, triggerer_id: int) -> set[int]:
-    rows = conn.execute(select(tr.id).where(tr.triggerer_id == triggerer_id)).all()
+    rows = conn.execute(_assigned_to(), {"triggerer_id": triggerer_id}).all()
     return {r.id for r in rows}
 
 
@@ -133,15 +148,19 @@ def _waiting_columns() -> list[Any]:
             ti.task_id, ti.run_id, ti.dag_run_id, ti.start_date, ti.hostname, ti.pid]
 
 
+@functools.cache
+def _deferred_on(postgres: bool) -> Any:
+    stmt = select(*_waiting_columns()).where(
+        ti.trigger_id.in_(bindparam("ids", expanding=True)), ti.state == _DEFERRED)
+    return stmt.with_for_update(of=task_instance) if postgres else stmt
+
+
 def deferred_on(conn: Connection, trigger_ids: Iterable[int]) -> list[Any]:
     """Deferred task instances waiting on ``trigger_ids`` (locked on PostgreSQL)."""
     wanted = list(set(trigger_ids))
     if not wanted:
         return []
-    stmt = select(*_waiting_columns()).where(ti.trigger_id.in_(wanted), ti.state == _DEFERRED)
-    if is_postgres(conn):
-        stmt = stmt.with_for_update(of=task_instance)
-    return list(conn.execute(stmt).all())
+    return list(conn.execute(_deferred_on(is_postgres(conn)), {"ids": wanted}).all())
 
 
 def timed_out(conn: Connection, now: datetime, limit: int = 1000) -> list[Any]:
@@ -162,11 +181,13 @@ def set_next_kwargs(conn: Connection, rows: Sequence[tuple[int, Any]]) -> None:
     """``next_kwargs`` of each task instance ``(id, data)``, in one executemany."""
     if not rows:
         return
-    conn.execute(
-        update(task_instance).where(ti.id == bindparam("b_id"))
-        .values(next_kwargs=bindparam("b_kwargs")),
-        [{"b_id": pk, "b_kwargs": data} for pk, data in rows],
-    )
+    conn.execute(_set_next_kwargs(), [{"b_id": pk, "b_kwargs": data} for pk, data in rows])
+
+
+@functools.cache
+def _set_next_kwargs() -> Any:
+    return (update(task_instance).where(ti.id == bindparam("b_id"))
+            .values(next_kwargs=bindparam("b_kwargs")))
 
 
 # -- clean-up -----------------------------------------------------------------------------

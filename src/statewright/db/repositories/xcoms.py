@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, tuple_
+from sqlalchemy import Connection, bindparam, delete, insert, select, tuple_
 
 from statewright.db.tables import xcom
+
+# Written and read with every finished and every started try: built once, run with parameters.
+_INSERT_XCOM = insert(xcom)
+
+
+@functools.cache
+def _delete_returns() -> Any:
+    return delete(xcom).where(
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(bindparam("pairs", expanding=True)),
+        xcom.c.key == "return_value")
+
+
+@functools.cache
+def _get_returns() -> Any:
+    return select(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.value).where(
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(bindparam("pairs", expanding=True)),
+        xcom.c.key == "return_value")
 
 
 def set_return_values(conn: Connection, rows: Sequence[tuple[int, str, Any]],
@@ -16,14 +34,9 @@ def set_return_values(conn: Connection, rows: Sequence[tuple[int, str, Any]],
     """(dag_run_id, task_id, value) → replace the ``return_value`` of each task."""
     if not rows:
         return
+    conn.execute(_delete_returns(), {"pairs": [(r, t) for r, t, _ in rows]})
     conn.execute(
-        delete(xcom).where(
-            tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_([(r, t) for r, t, _ in rows]),
-            xcom.c.key == "return_value",
-        )
-    )
-    conn.execute(
-        insert(xcom),
+        _INSERT_XCOM,
         [{"dag_run_id": r, "task_id": t, "key": "return_value", "value": v, "created_at": now}
          for r, t, v in rows],
     )
@@ -35,11 +48,7 @@ def get_return_values(
     pairs = list(set(pairs))
     if not pairs:
         return {}
-    rows = conn.execute(
-        select(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.value).where(
-            tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(pairs), xcom.c.key == "return_value"
-        )
-    ).all()
+    rows = conn.execute(_get_returns(), {"pairs": pairs}).all()
     return {(r.dag_run_id, r.task_id): r.value for r in rows}
 
 

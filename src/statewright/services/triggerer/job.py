@@ -111,6 +111,10 @@ class TriggererJob:
         self._at_capacity = False
         self._remove_listener: Callable[[], None] | None = None
         self._started = False
+        # Set when there may be new triggers to claim (a deferral committed here, ``wake()``):
+        # the loop then runs in full at once. Woken only by its triggers' events, it writes
+        # them and leaves the claims, timeouts and ownership checks to their timer.
+        self._claim_wake = threading.Event()
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -161,10 +165,17 @@ class TriggererJob:
     def run_forever(self, stop: threading.Event) -> None:
         if not self._started:
             self.start()
+        last_full = 0.0
         try:
             while not stop.is_set():
                 try:
-                    stats = self.run_once()
+                    if (self._claim_wake.is_set()
+                            or time.monotonic() - last_full >= self.config.poll_seconds):
+                        self._claim_wake.clear()
+                        last_full = time.monotonic()
+                        stats = self.run_once()
+                    else:
+                        stats = self.write_events()
                 except Exception:
                     log.exception("triggerer loop failed; retrying")
                     stop.wait(self.config.poll_seconds)
@@ -177,10 +188,22 @@ class TriggererJob:
             self.stop()
 
     def wake(self) -> None:
+        self._claim_wake.set()
         self._wake.set()
+
+    def write_events(self) -> TriggererStats:
+        """The part of ``run_once`` that a trigger's event needs: heartbeat when due, then write
+        the events and failures of the triggers."""
+        stats = TriggererStats()
+        if time.monotonic() - self._last_heartbeat >= self.config.heartbeat_seconds:
+            self._heartbeat()
+        self._wake.clear()
+        stats.fired, stats.failed = self._write_outcomes()
+        return stats
 
     def _on_transitions(self, events: Sequence[door.TransitionEvent]) -> None:
         if any(e.to == "deferred" for e in events):
+            self._claim_wake.set()
             self._wake.set()
 
     # -- one loop -----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, case
+from sqlalchemy import Connection
 
 from statewright.core.states import TI
 from statewright.core.transitions import Actor
@@ -16,7 +16,6 @@ from statewright.db import transition as door
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
-from statewright.db.tables import task_instance
 from statewright.services.dag_view import DagView, DagViewCache
 
 
@@ -81,11 +80,9 @@ def start_tries(
     by_pk = {r.id: r for r in rows}
     fresh = [r.id for r in rows if not _continues_try(r)]
     resuming = [r.id for r in rows if _continues_try(r)]
-    c = task_instance.c
-    pid_expr = case(dict(pids), value=c.id, else_=None) if pids else None
     values: dict[str, Any] = {"hostname": hostname}
-    if pid_expr is not None:
-        values["pid"] = pid_expr
+    if pids:
+        values["pid"] = None  # each started try gets its process below
     started: set[int] = set()
     if fresh:
         started |= set(door.set_task_instance_state(
@@ -105,6 +102,7 @@ def start_tries(
     rows = [r for r in rows if r.id in started]
     if not rows:
         return []
+    ti_repo.set_pids(conn, {pk: pids[pk] for pk in started if pk in pids})
     hashes = dag_repo.get_hashes(conn, {r.dag_id for r in rows})
     out: list[Workload] = []
     wanted: list[tuple[int, str]] = []
