@@ -47,15 +47,20 @@ def insert_many(conn: Connection, rows: Sequence[tuple[str, str]], now: datetime
 
 # The triggerer's statements on every event are built once and run with bound parameters.
 @functools.cache
-def _delete_many() -> Any:
-    return delete(trigger).where(tr.id.in_(bindparam("ids", expanding=True)))
+def _delete_many(owned: bool) -> Any:
+    stmt = delete(trigger).where(tr.id.in_(bindparam("ids", expanding=True)))
+    return stmt.where(tr.triggerer_id == bindparam("owner")) if owned else stmt
 
 
-def delete_many(conn: Connection, ids: Iterable[int]) -> int:
+def delete_many(conn: Connection, ids: Iterable[int], *, owner: int | None = None) -> int:
+    """Delete triggers ``ids`` (with ``owner``: only those assigned to that triggerer)."""
     wanted = list(set(ids))
     if not wanted:
         return 0
-    return int(conn.execute(_delete_many(), {"ids": wanted}).rowcount or 0)
+    params: dict[str, Any] = {"ids": wanted}
+    if owner is not None:
+        params["owner"] = owner
+    return int(conn.execute(_delete_many(owner is not None), params).rowcount or 0)
 
 
 def existing(conn: Connection, ids: Iterable[int]) -> set[int]:
@@ -149,18 +154,27 @@ def _waiting_columns() -> list[Any]:
 
 
 @functools.cache
-def _deferred_on(postgres: bool) -> Any:
+def _deferred_on(postgres: bool, owned: bool) -> Any:
     stmt = select(*_waiting_columns()).where(
         ti.trigger_id.in_(bindparam("ids", expanding=True)), ti.state == _DEFERRED)
+    if owned:
+        stmt = stmt.join(trigger, tr.id == ti.trigger_id).where(
+            tr.triggerer_id == bindparam("owner"))
     return stmt.with_for_update(of=task_instance) if postgres else stmt
 
 
-def deferred_on(conn: Connection, trigger_ids: Iterable[int]) -> list[Any]:
-    """Deferred task instances waiting on ``trigger_ids`` (locked on PostgreSQL)."""
+def deferred_on(conn: Connection, trigger_ids: Iterable[int], *,
+                owner: int | None = None) -> list[Any]:
+    """Deferred task instances waiting on ``trigger_ids`` (locked on PostgreSQL); with
+    ``owner``, only on those of the triggers assigned to that triggerer."""
     wanted = list(set(trigger_ids))
     if not wanted:
         return []
-    return list(conn.execute(_deferred_on(is_postgres(conn)), {"ids": wanted}).all())
+    params: dict[str, Any] = {"ids": wanted}
+    if owner is not None:
+        params["owner"] = owner
+    return list(conn.execute(_deferred_on(is_postgres(conn), owner is not None),
+                             params).all())
 
 
 def timed_out(conn: Connection, now: datetime, limit: int = 1000) -> list[Any]:

@@ -76,14 +76,9 @@ def apply_events(
     ids = {f.trigger_id for f in fired} | {f.trigger_id for f in failures}
     if not ids:
         return out
-    if triggerer_id is not None:
-        owned = {r.id for r in trigger_repo.get_many(conn, ids) if r.triggerer_id == triggerer_id}
-        out.stale += sorted(ids - owned)
-        fired = [f for f in fired if f.trigger_id in owned]
-        failures = [f for f in failures if f.trigger_id in owned]
-        ids = owned
+    # Only the triggers still assigned to ``triggerer_id`` count (the join in the read).
     waiting: dict[int, list[Any]] = defaultdict(list)
-    for row in trigger_repo.deferred_on(conn, ids):
+    for row in trigger_repo.deferred_on(conn, ids, owner=triggerer_id):
         waiting[row.trigger_id].append(row)
     kwargs_rows: list[tuple[int, Any]] = []
     resume: list[tuple[int, int]] = []
@@ -115,7 +110,7 @@ def apply_events(
             message=message, values={"trigger_id": None, "next_method": FAIL_METHOD}).changed
     if finish:
         out.succeeded = _end_from_trigger(conn, finish, now)
-    trigger_repo.delete_many(conn, ids)
+    trigger_repo.delete_many(conn, ids, owner=triggerer_id)
     return out
 
 

@@ -55,6 +55,8 @@ class TryResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+_NEEDS_NO_DAG = frozenset({SUCCESS, CACHED, SKIPPED, FAIL_NO_RETRY})
+
 _NAMES = {
     CRASHED: StateName.CRASHED,
     TIMED_OUT: StateName.TIMED_OUT,
@@ -83,7 +85,10 @@ def apply_results(
         if not results:
             _after_apply(conn, everything, reached, now, actor)
             return reached
-    hashes = dag_repo.get_hashes(conn, {r.dag_id for r in results})
+    # Only a failed try needs its DAG (retries, retry delay): a batch of successes reads none.
+    hashes = (dag_repo.get_hashes(conn, {r.dag_id for r in results
+                                         if r.kind not in _NEEDS_NO_DAG})
+              if any(r.kind not in _NEEDS_NO_DAG for r in results) else {})
     # (to, name, message, next_retry_at) → fenced pairs
     groups: dict[tuple[TaskInstanceState, StateName | None, str | None, datetime | None],
                  list[tuple[int, int]]] = defaultdict(list)
