@@ -1,0 +1,56 @@
+"""The example DAGs that ``standalone --examples`` loads run to the end their docstrings promise:
+each file imports cleanly, and one run of each (in process, deferrals through the in-process
+triggerer) ends as expected, task by task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from statewright.sdk.loader import load_dag_file
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "src" / "statewright" / "example_dags"
+
+EXPECTED = {
+    "example_hello": ("success", None),
+    "example_branch": ("success", None),
+    "example_retry": ("success", {"flaky": "success", "report": "success"}),
+    "example_failure": ("failed", {"broken": "failed", "publish": "upstream_failed",
+                                   "cleanup": "success"}),
+    "example_deferrable": ("success", {"wait_3s": "success", "quiet_period": "success",
+                                       "report": "success"}),
+}
+
+
+def test_every_example_file_is_covered_and_imports() -> None:
+    found = {}
+    for path in sorted(EXAMPLES.glob("example_*.py")):
+        loaded = load_dag_file(path)
+        assert loaded.error is None, f"{path.name}: {loaded.error}"
+        found.update(loaded.dags)
+    assert set(found) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("dag_id", sorted(EXPECTED))
+def test_an_example_run_ends_as_its_docstring_says(dag_id: str) -> None:
+    dag = load_dag_file(EXAMPLES / f"{dag_id}.py").dags[dag_id]
+    result = dag.test()
+    state, tasks = EXPECTED[dag_id]
+    assert result.state.value == state, result.states
+    if tasks is not None:
+        assert result.states == tasks
+
+
+def test_the_deferrable_example_waits_in_deferred_and_resumes_its_try() -> None:
+    dag = load_dag_file(EXAMPLES / "example_deferrable.py").dags["example_deferrable"]
+    result = dag.test()
+    quiet = result.ti("quiet_period")
+    assert quiet.try_number == 1  # a resume continues the try
+    assert quiet.return_value.startswith("quiet for 2s")
+    path = [(h["from_state"], h["to_state"], h["name"]) for h in result.history
+            if h.get("task_id") == "quiet_period"]
+    assert ("running", "deferred", "Deferred") in path
+    assert ("deferred", "scheduled", "Scheduled") in path
+    assert ("queued", "running", "Resuming") in path
+    assert result.ti("report").return_value == quiet.return_value
