@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
+import pytest
 from sqlalchemy import Engine, select
 
 from statewright.core.states import TI
@@ -12,6 +15,7 @@ from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import pools as pool_repo
+from statewright.db.tables import dag_run as dag_run_table
 from statewright.db.tables import pool, task_instance
 from statewright.sdk import DAG, EmptyOperator
 from statewright.services.dag_runs import trigger_dag
@@ -193,3 +197,61 @@ def test_the_default_pool_is_created_when_missing(harness: Callable, engine: Eng
     with engine.connect() as conn:
         default = pool_repo.get(conn, "default_pool")
     assert default is not None and default.slots == 128
+
+
+def test_two_schedulers_queueing_at_once_on_postgres_never_overfill_a_pool(
+        harness: Callable, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each scheduler counts the open slots only once the other's queued task instances are
+    committed (the pool rows are its critical section): both choosing at the same moment would
+    otherwise each take the pool's three slots."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("several schedulers share a PostgreSQL database, not a SQLite file")
+    from statewright.core.clock import ManualClock
+    from statewright.services.dag_view import DagViewCache
+    from statewright.services.scheduler import capacity
+    from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
+
+    h = harness(NOW)
+    with transaction(engine) as conn:
+        pool_repo.set_pool(conn, "p", 3)
+    with DAG("contended") as dag:
+        for i in range(6):
+            EmptyOperator(task_id=f"t{i}", pool="p")
+    h.sync(dag)
+    trigger(engine, "contended", "r1", h.clock())
+    trigger(engine, "contended", "r2", h.clock())
+    h.executor.slots = 0  # the harness's scheduler starts the runs and queues nothing
+    h.loop()
+    with engine.connect() as conn:
+        run_pks = sorted(r.id for r in conn.execute(select(dag_run_table.c.id)).all())
+        assert {r.state for r in conn.execute(select(task_instance.c.state)).all()} == {
+            "scheduled"}
+    # One scheduler per run, so that the two choose different task instances.
+    schedulers = []
+    for pk in run_pks:
+        clock = ManualClock(NOW)
+        executor = type(h.executor)(engine, clock)
+        executor.hold = True
+        schedulers.append(Scheduler(engine, executor, clock=clock, views=DagViewCache(),
+                                    config=SchedulerConfig(only_runs=frozenset({pk}))))
+    both_chose = threading.Barrier(2, timeout=1.0)
+    real_choose = capacity._choose
+
+    def choose_then_wait(scheduler: Any, conn: Any, slots: int) -> list[int]:
+        chosen = real_choose(scheduler, conn, slots)
+        try:  # hold the choice until the other scheduler has chosen too (if it can)
+            both_chose.wait()
+        except threading.BrokenBarrierError:
+            pass
+        return list(chosen)
+
+    monkeypatch.setattr(capacity, "_choose", choose_then_wait)
+    counts: list[int] = []
+    threads = [threading.Thread(target=lambda s=s: counts.append(
+        capacity.queue_scheduled(s, NOW))) for s in schedulers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert sorted(counts) == [0, 3]
+    assert occupied(engine, "p") == 3

@@ -54,6 +54,16 @@ def get(conn: Connection, name: str) -> Any:
 
 
 _LIST_ALL = select(pool).order_by(pool.c.name)
+_LOCK_ALL = select(pool.c.name).order_by(pool.c.name).with_for_update()
+
+
+def lock_for_queueing(conn: Connection) -> None:
+    """Serialize queueing between schedulers (Airflow's critical section): on PostgreSQL, lock
+    every pool row, in name order, until the transaction ends, so the next scheduler counts
+    pool, run and task slots only after this one's task instances are queued. SQLite's single
+    writer already serializes."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(_LOCK_ALL).all()
 
 
 def list_all(conn: Connection) -> list[Any]:

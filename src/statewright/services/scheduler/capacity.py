@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from statewright.core.states import TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
-from statewright.db.engine import read_snapshot, transaction
+from statewright.db.engine import is_postgres, read_snapshot, transaction
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import pools as pool_repo
 from statewright.db.repositories import scheduling as sched_repo
@@ -111,10 +111,12 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
                 log.info("created %s with %d slots", pool_repo.DEFAULT_POOL,
                          pool_repo.DEFAULT_POOL_SLOTS)
         scheduler._default_pool_checked = True  # type: ignore[attr-defined]
-    # The choice is made on a snapshot, outside the write lock: while the write transaction
-    # waits, tries only end (freeing slots) and task instances only become candidates, so a
-    # choice from the snapshot never overfills a pool or a run. The compare-and-set from
-    # scheduled leaves out any chosen one that moved meanwhile.
+    if is_postgres(scheduler.engine):
+        return _queue_in_critical_section(scheduler, now, slots)
+    # SQLite (one scheduler): the choice is made on a snapshot, outside the write lock: while
+    # the write transaction waits, tries only end (freeing slots) and task instances only
+    # become candidates, so a choice from the snapshot never overfills a pool or a run. The
+    # compare-and-set from scheduled leaves out any chosen one that moved meanwhile.
     with read_snapshot(scheduler.engine) as conn:
         if not sched_repo.any_queue_candidate(conn):
             return 0
@@ -122,6 +124,25 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
     if not chosen:
         return 0
     with transaction(scheduler.engine) as conn:
+        res = door.set_task_instance_state(
+            conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
+            values={"executor": getattr(scheduler.executor, "identity", None)})
+    if res.changed:
+        scheduler.executor.queue_workloads(res.changed)
+    return len(res.changed)
+
+
+def _queue_in_critical_section(scheduler: Scheduler, now: datetime, slots: int) -> int:
+    """PostgreSQL, where several schedulers may queue at once: count and choose inside one
+    transaction that holds the pool rows, so no two schedulers count the same open slot."""
+    with read_snapshot(scheduler.engine) as conn:
+        if not sched_repo.any_queue_candidate(conn):
+            return 0
+    with transaction(scheduler.engine) as conn:
+        pool_repo.lock_for_queueing(conn)
+        chosen = _choose(scheduler, conn, slots)
+        if not chosen:
+            return 0
         res = door.set_task_instance_state(
             conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
             values={"executor": getattr(scheduler.executor, "identity", None)})
