@@ -74,7 +74,8 @@ class DagView:
     def effective_priority(self, task_id: str) -> int:
         """Airflow's weight rules: downstream (default), upstream, absolute."""
         if self._weights is None:
-            self._weights = self._compute_weights()
+            self._weights = {tid: db_safe_priority(w)
+                             for tid, w in self._compute_weights().items()}
         return self._weights[task_id]
 
     def _compute_weights(self) -> dict[str, int]:
@@ -133,3 +134,12 @@ class DagViewCache:
         with self._lock:
             self._views[dag_id] = view
         return view
+
+
+_PRIORITY_MIN, _PRIORITY_MAX = -(2**31), 2**31 - 1
+
+
+def db_safe_priority(weight: int) -> int:
+    """A summed weight clamped to the 32-bit ``priority_weight`` column (Airflow's
+    ``db_safe_priority``): a long chain of heavy tasks never makes the run's insert fail."""
+    return max(_PRIORITY_MIN, min(_PRIORITY_MAX, weight))

@@ -107,6 +107,29 @@ def test_priority_weight_orders_the_queue(harness: Callable, engine: Engine) -> 
     assert order == ["high", "root", "leaf", "mid", "low"]
 
 
+def test_summed_weights_are_clamped_to_the_32_bit_column(harness: Callable,
+                                                         engine: Engine) -> None:
+    """Airflow's db_safe_priority: a chain of heavy tasks sums past 2**31 - 1 under the
+    downstream rule; the run is still created, with the weight clamped."""
+    h = harness(NOW)
+    heavy = 2**30
+    with DAG("heavy") as dag:
+        first = EmptyOperator(task_id="first", priority_weight=heavy)
+        second = EmptyOperator(task_id="second", priority_weight=heavy)
+        third = EmptyOperator(task_id="third", priority_weight=heavy)
+        first >> second >> third
+        low = [EmptyOperator(task_id=f"low{i}", priority_weight=-heavy, weight_rule="upstream")
+               for i in range(3)]
+        low[0] >> low[1] >> low[2]
+    h.sync(dag)
+    trigger(engine, "heavy", "r1", h.clock())
+    with engine.connect() as conn:
+        weights = dict(conn.execute(select(task_instance.c.task_id,
+                                           task_instance.c.priority_weight)).all())
+    assert weights == {"first": 2**31 - 1, "second": 2**31 - 1, "third": heavy,
+                       "low0": -heavy, "low1": -(2**31), "low2": -(2**31)}
+
+
 def test_max_active_tasks_is_per_run_and_max_active_tis_per_dag_per_task(
         harness: Callable, engine: Engine) -> None:
     h = harness(NOW)
