@@ -8,7 +8,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from statewright.db import tables
 from statewright.db.engine import write_connection
@@ -24,9 +24,17 @@ def _config(connection: object) -> Config:
     return cfg
 
 
+# Held for the migration's transaction on PostgreSQL: processes that start at once on a new
+# database (several workers, schedulers, triggerers) migrate one after the other, and the later
+# ones find the schema at head. (SQLite's writer lock already serializes them.)
+_MIGRATION_LOCK_KEY = 0x5357_4D49  # "SWMI"
+
+
 def migrate(engine: Engine) -> str | None:
     """Bring the schema to the newest revision; returns the revision now in force."""
     with write_connection(engine) as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
         command.upgrade(_config(conn), "head")
     return current_revision(engine)
 
