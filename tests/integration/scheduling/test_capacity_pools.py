@@ -278,3 +278,27 @@ def test_two_schedulers_queueing_at_once_on_postgres_never_overfill_a_pool(
         t.join(10)
     assert sorted(counts) == [0, 3]
     assert occupied(engine, "p") == 3
+
+
+def test_schedulers_starting_at_once_create_the_default_pool_once(engine: Engine) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("several schedulers share a PostgreSQL database, not a SQLite file")
+    results: list[bool] = []
+    first = engine.connect()
+    tx = first.begin()
+    assert pool_repo.ensure_default(first) is True  # inserted, not committed yet
+
+    def second() -> None:
+        with transaction(engine) as conn:  # waits on the first one's row, then does nothing
+            results.append(pool_repo.ensure_default(conn))
+
+    t = threading.Thread(target=second)
+    t.start()
+    t.join(0.3)
+    assert t.is_alive()  # blocked on the uncommitted row, not failed
+    tx.commit()
+    first.close()
+    t.join(10)
+    assert results == [False]
+    with engine.connect() as conn:
+        assert pool_repo.get(conn, pool_repo.DEFAULT_POOL).slots == pool_repo.DEFAULT_POOL_SLOTS

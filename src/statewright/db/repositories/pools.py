@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from statewright.core.states import TI
 from statewright.db.tables import pool, task_instance
@@ -41,12 +43,15 @@ class PoolStats:
 
 
 def ensure_default(conn: Connection, slots: int = DEFAULT_POOL_SLOTS) -> bool:
-    """Create ``default_pool`` when it is missing; True when it was created."""
+    """Create ``default_pool`` when it is missing; True when it was created. Safe when several
+    schedulers start at once: the insert does nothing when another one created it meanwhile."""
     if conn.execute(select(pool.c.name).where(pool.c.name == DEFAULT_POOL)).first() is not None:
         return False
-    conn.execute(pool.insert().values(name=DEFAULT_POOL, slots=slots,
-                                      description="Default pool", include_deferred=False))
-    return True
+    dialect_insert = postgresql_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    created = conn.execute(dialect_insert(pool).values(
+        name=DEFAULT_POOL, slots=slots, description="Default pool", include_deferred=False,
+    ).on_conflict_do_nothing(index_elements=[pool.c.name]).returning(pool.c.name)).first()
+    return created is not None
 
 
 def get(conn: Connection, name: str) -> Any:
