@@ -75,3 +75,11 @@ def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
     _truncate(eng)
     yield eng
     _truncate(eng)
+
+
+@pytest.fixture
+def pg_engine(postgres_engine: Engine) -> Iterator[Engine]:
+    """PostgreSQL only, emptied: for what only a shared server does (several schedulers)."""
+    _truncate(postgres_engine)
+    yield postgres_engine
+    _truncate(postgres_engine)

@@ -136,6 +136,14 @@ def harness(engine: Engine) -> Callable[[datetime], Harness]:
 
 
 @pytest.fixture
+def pg_harness(pg_engine: Engine) -> Callable[[datetime], Harness]:
+    def make(start: datetime = datetime(2026, 1, 1, tzinfo=UTC)) -> Harness:
+        return Harness(pg_engine, start)
+
+    return make
+
+
+@pytest.fixture
 def cli_env(tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The CLI on the test's database (its engine is shared, not a new one per command)."""
     monkeypatch.setattr("statewright.cli.app.make_engine", lambda url, **kw: engine)

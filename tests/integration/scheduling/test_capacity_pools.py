@@ -223,18 +223,18 @@ def test_the_default_pool_is_created_when_missing(harness: Callable, engine: Eng
 
 
 def test_two_schedulers_queueing_at_once_on_postgres_never_overfill_a_pool(
-        harness: Callable, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+        pg_harness: Callable, pg_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each scheduler counts the open slots only once the other's queued task instances are
     committed (the pool rows are its critical section): both choosing at the same moment would
-    otherwise each take the pool's three slots."""
-    if engine.dialect.name != "postgresql":
-        pytest.skip("several schedulers share a PostgreSQL database, not a SQLite file")
+    otherwise each take the pool's three slots. (Several schedulers share PostgreSQL, not a
+    SQLite file.)"""
+    engine = pg_engine
     from statewright.core.clock import ManualClock
     from statewright.services.dag_view import DagViewCache
     from statewright.services.scheduler import capacity
     from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
 
-    h = harness(NOW)
+    h = pg_harness(NOW)
     with transaction(engine) as conn:
         pool_repo.set_pool(conn, "p", 3)
     with DAG("contended") as dag:
@@ -280,9 +280,8 @@ def test_two_schedulers_queueing_at_once_on_postgres_never_overfill_a_pool(
     assert occupied(engine, "p") == 3
 
 
-def test_schedulers_starting_at_once_create_the_default_pool_once(engine: Engine) -> None:
-    if engine.dialect.name != "postgresql":
-        pytest.skip("several schedulers share a PostgreSQL database, not a SQLite file")
+def test_schedulers_starting_at_once_create_the_default_pool_once(pg_engine: Engine) -> None:
+    engine = pg_engine
     results: list[bool] = []
     first = engine.connect()
     tx = first.begin()
