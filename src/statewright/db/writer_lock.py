@@ -14,12 +14,19 @@ own lock, and a writer that does not use this module still meets the busy handle
 orders the writers. A process that dies releases its ``flock`` with it.
 
 On a system without ``fcntl`` (Windows) only the thread lock is used.
+
+The holder writes its process id and thread name into the lock file. A writer that has waited
+longer than ``STUCK_AFTER_SECONDS`` is reported by a watchdog thread, once per wait, with the
+holder's process and thread: a writer that never commits (a process stopped in a debugger, a
+hung disk) stops every other writer, and the log says which one it is.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from pathlib import Path
 from types import TracebackType
 
@@ -27,6 +34,12 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
+
+
+log = logging.getLogger("statewright.db.writer_lock")
+
+STUCK_AFTER_SECONDS = 30.0
+WATCH_EVERY_SECONDS = 5.0
 
 
 class WriterLock:
@@ -51,17 +64,32 @@ class WriterLock:
         return self._fd
 
     def __enter__(self) -> WriterLock:
-        self._thread_lock.acquire()
+        me = threading.get_ident()
+        _waiting[me] = (time.monotonic(), self)
+        _ensure_watchdog()
         try:
-            if self._depth == 0:
-                fd = self._file()
-                if fd is not None:
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-        except BaseException:
-            self._thread_lock.release()
-            raise
+            self._thread_lock.acquire()
+            try:
+                if self._depth == 0:
+                    fd = self._file()
+                    if fd is not None:
+                        fcntl.flock(fd, fcntl.LOCK_EX)
+                        _write_holder(fd)
+            except BaseException:
+                self._thread_lock.release()
+                raise
+        finally:
+            _waiting.pop(me, None)
         self._depth += 1
         return self
+
+    def holder(self) -> str:
+        """Who holds (or last held) the lock file: ``pid <n> thread <name>``."""
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as fh:
+                return fh.read(_HOLDER_BYTES).strip() or "unknown"
+        except OSError:
+            return "unknown"
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -85,3 +113,46 @@ def for_database(path: str) -> WriterLock:
         if lock is None:
             lock = _locks[key] = WriterLock(key)
         return lock
+
+
+_HOLDER_BYTES = 128
+_waiting: dict[int, tuple[float, WriterLock]] = {}
+_watchdog: threading.Thread | None = None
+_watchdog_guard = threading.Lock()
+
+
+def _write_holder(fd: int) -> None:
+    text = f"pid {os.getpid()} thread {threading.current_thread().name}"
+    try:
+        os.pwrite(fd, text.encode("utf-8", "replace")[:_HOLDER_BYTES].ljust(_HOLDER_BYTES), 0)
+    except OSError:  # the name is for the log only
+        pass
+
+
+def _ensure_watchdog() -> None:
+    global _watchdog
+    if _watchdog is not None and _watchdog.is_alive():
+        return
+    with _watchdog_guard:
+        if _watchdog is None or not _watchdog.is_alive():
+            _watchdog = threading.Thread(target=_watch, name="writer-lock-watchdog",
+                                         daemon=True)
+            _watchdog.start()
+
+
+def _watch() -> None:
+    reported: set[tuple[int, float]] = set()
+    while True:
+        time.sleep(WATCH_EVERY_SECONDS)
+        now = time.monotonic()
+        current = dict(_waiting)
+        reported &= {(ident, since) for ident, (since, _) in current.items()}
+        for ident, (since, lock) in current.items():
+            if now - since < STUCK_AFTER_SECONDS or (ident, since) in reported:
+                continue
+            reported.add((ident, since))
+            log.warning(
+                "A write transaction has waited %.0fs for the writer lock of %s, held by %s. "
+                "A writer that never commits stops every other writer; see 'A stuck writer' in "
+                "docs/troubleshooting.md.", now - since, lock.path.with_suffix(""),
+                lock.holder())

@@ -80,3 +80,58 @@ def test_the_lock_is_reentrant_in_a_thread_and_one_per_file(tmp_path: Path) -> N
     t.start()
     assert got.wait(5), "the lock stayed held after the nested blocks ended"
     t.join(5)
+
+
+def _hold_lock(path: str, held: Any, release: Any) -> None:
+    threading.current_thread().name = "frozen-writer"
+    with writer_lock.for_database(path):
+        held.set()
+        release.wait(30)
+
+
+def test_a_writer_stuck_behind_another_is_reported_with_the_holder(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    import logging
+
+    url = f"sqlite:///{tmp_path}/w.db"
+    engine = make_engine(url)
+    with transaction(engine) as conn:
+        conn.execute(text("CREATE TABLE t (x INTEGER)"))
+    monkeypatch.setattr(writer_lock, "STUCK_AFTER_SECONDS", 0.2)
+    monkeypatch.setattr(writer_lock, "WATCH_EVERY_SECONDS", 0.05)
+    monkeypatch.setattr(writer_lock, "_watchdog", None)  # a watchdog with these timings
+    reported = threading.Event()
+    messages: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+            reported.set()
+
+    handler = Catch(level=logging.WARNING)
+    writer_lock.log.addHandler(handler)
+    ctx = mp.get_context("spawn")
+    held, release = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_hold_lock, args=(str(tmp_path / "w.db"), held, release))
+    holder.start()
+    try:
+        assert held.wait(30)
+        writer = threading.Thread(target=lambda: _insert(engine))
+        writer.start()
+        assert reported.wait(10), "no report of the stuck writer"
+        assert writer.is_alive()  # still waiting: reported, not failed
+        assert f"held by pid {holder.pid} thread frozen-writer" in messages[0]
+        assert str(tmp_path / "w.db") in messages[0]
+    finally:
+        release.set()
+        holder.join(10)
+        writer_lock.log.removeHandler(handler)
+    writer.join(10)
+    with engine.connect() as conn:
+        assert [r[0] for r in conn.execute(text("SELECT x FROM t"))] == [7]
+    assert len(messages) == 1  # once per wait
+
+
+def _insert(engine: Any) -> None:
+    with transaction(engine) as conn:
+        conn.execute(text("INSERT INTO t VALUES (7)"))
