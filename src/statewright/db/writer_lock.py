@@ -15,10 +15,10 @@ orders the writers. A process that dies releases its ``flock`` with it.
 
 On a system without ``fcntl`` (Windows) only the thread lock is used.
 
-The holder writes its process id and thread name into the lock file. A writer that has waited
-longer than ``STUCK_AFTER_SECONDS`` is reported by a watchdog thread, once per wait, with the
-holder's process and thread: a writer that never commits (a process stopped in a debugger, a
-hung disk) stops every other writer, and the log says which one it is.
+A writer that has waited longer than ``STUCK_AFTER_SECONDS`` is reported by a watchdog thread,
+once per wait, with the process holding the lock (from ``/proc/locks`` on Linux): a writer that
+never commits (a process stopped in a debugger, a hung disk) stops every other writer, and the
+log says which one it is.
 """
 
 from __future__ import annotations
@@ -74,7 +74,6 @@ class WriterLock:
                     fd = self._file()
                     if fd is not None:
                         fcntl.flock(fd, fcntl.LOCK_EX)
-                        _write_holder(fd)
             except BaseException:
                 self._thread_lock.release()
                 raise
@@ -84,12 +83,18 @@ class WriterLock:
         return self
 
     def holder(self) -> str:
-        """Who holds (or last held) the lock file: ``pid <n> thread <name>``."""
+        """The process holding the lock file (``pid <n>``), from ``/proc/locks``."""
         try:
-            with open(self.path, encoding="utf-8", errors="replace") as fh:
-                return fh.read(_HOLDER_BYTES).strip() or "unknown"
+            inode = os.stat(self.path).st_ino
+            with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    parts = line.split()
+                    if ("FLOCK" in parts and "->" not in parts and len(parts) >= 6
+                            and parts[5].rsplit(":", 1)[-1] == str(inode)):
+                        return f"pid {parts[4]}"
         except OSError:
-            return "unknown"
+            pass
+        return "a process not visible from here"
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -115,18 +120,9 @@ def for_database(path: str) -> WriterLock:
         return lock
 
 
-_HOLDER_BYTES = 128
 _waiting: dict[int, tuple[float, WriterLock]] = {}
 _watchdog: threading.Thread | None = None
 _watchdog_guard = threading.Lock()
-
-
-def _write_holder(fd: int) -> None:
-    text = f"pid {os.getpid()} thread {threading.current_thread().name}"
-    try:
-        os.pwrite(fd, text.encode("utf-8", "replace")[:_HOLDER_BYTES].ljust(_HOLDER_BYTES), 0)
-    except OSError:  # the name is for the log only
-        pass
 
 
 def _ensure_watchdog() -> None:
