@@ -301,3 +301,27 @@ def test_schedulers_starting_at_once_create_the_default_pool_once(pg_engine: Eng
     assert results == [False]
     with engine.connect() as conn:
         assert pool_repo.get(conn, pool_repo.DEFAULT_POOL).slots == pool_repo.DEFAULT_POOL_SLOTS
+
+
+def test_a_full_pool_of_high_priority_tasks_does_not_starve_another_pool(
+        harness: Callable, engine: Engine) -> None:
+    """The first read of candidates returns only the full pool's tasks (highest priority, more
+    than the read's limit); the scheduler reads again without that pool and queues the
+    lower-priority task of a pool with room."""
+    h = harness(NOW)
+    with transaction(engine) as conn:
+        pool_repo.set_pool(conn, "busy", 0)  # full before the scheduler looks
+        pool_repo.set_pool(conn, "free", 5)
+    with DAG("starve", max_active_tasks=100) as dag:
+        for i in range(12):
+            EmptyOperator(task_id=f"hot{i}", pool="busy", priority_weight=100,
+                          weight_rule="absolute")
+        EmptyOperator(task_id="cold", pool="free", priority_weight=1, weight_rule="absolute")
+    h.sync(dag)
+    trigger(engine, "starve", "r1", h.clock())
+    h.executor.hold = True
+    h.executor.slots = 2  # each read of candidates returns at most 2 * 4 = 8 rows
+    h.loop()
+    states = {t.task_id: t.state for t in h.tis("starve")}
+    assert states["cold"] == "queued"
+    assert {v for k, v in states.items() if k.startswith("hot")} == {"scheduled"}

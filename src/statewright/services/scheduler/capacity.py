@@ -118,8 +118,6 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
     # become candidates, so a choice from the snapshot never overfills a pool or a run. The
     # compare-and-set from scheduled leaves out any chosen one that moved meanwhile.
     with read_snapshot(scheduler.engine) as conn:
-        if not sched_repo.any_queue_candidate(conn):
-            return 0
         chosen = _choose(scheduler, conn, slots)
     if not chosen:
         return 0
@@ -152,6 +150,11 @@ def _queue_in_critical_section(scheduler: Scheduler, now: datetime, slots: int) 
 
 
 def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
+    # The candidates first: most loops of a busy scheduler find some, and an idle one stops
+    # after this one read. (A full pool's candidates are left out from the second round on.)
+    first = sched_repo.queue_candidates(conn, slots * 4)
+    if not first:
+        return []
     stats = pool_repo.slot_stats(conn)
     pool_open = {name: s.open for name, s in stats.items()}
     pool_total = {name: s.slots for name, s in stats.items()}
@@ -180,10 +183,13 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
         task = v.tasks.get(task_id) if v is not None else None
         return None if task is None else task.max_active_tis_per_dag
 
-    for _ in range(_ROUNDS):
+    for round_ in range(_ROUNDS):
         limit = (slots - len(chosen)) * 4
-        rows = sched_repo.queue_candidates(conn, limit, skip_pools=skip_pools,
-                                           skip_runs=skip_runs, skip_tasks=skip_tasks)
+        # The filters the rows in hand were read with: none for the first read.
+        used = ((set(), set(), set()) if round_ == 0 else
+                (set(skip_pools), set(skip_runs), set(skip_tasks)))
+        rows = first if round_ == 0 else sched_repo.queue_candidates(
+            conn, limit, skip_pools=skip_pools, skip_runs=skip_runs, skip_tasks=skip_tasks)
         taken = set(chosen)
         rows = [r for r in rows if r.id not in taken and scheduler.in_scope(r.dag_run_id)]
         if not rows:
@@ -203,11 +209,11 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
             run_active=run_active, run_limit=run_limit, task_active=task_active,
             task_limit=task_limit)
         chosen += sel.chosen
-        new_filters = (sel.full_pools - skip_pools or sel.full_runs - skip_runs
-                       or sel.full_tasks - skip_tasks)
         skip_pools |= sel.full_pools
         skip_runs |= sel.full_runs
         skip_tasks |= sel.full_tasks
+        # Read again only when that read can leave out more than the last one did.
+        new_filters = skip_pools - used[0] or skip_runs - used[1] or skip_tasks - used[2]
         if len(chosen) >= slots or len(rows) < limit or not new_filters:
             break
     return chosen
