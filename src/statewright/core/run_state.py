@@ -4,11 +4,13 @@ Mirrors ``DagRun.update_state`` and ``DagRun._tis_for_dagrun_state`` (``airflow/
 and ``_stop_remaining_tasks`` (``airflow/models/taskinstance.py``), which the ``fail_fast`` DAG
 setting (called ``fail_stop`` before Airflow 3) runs when a task instance fails for good.
 
+Teardown tasks: the caller's ``leaf_task_ids`` are Airflow's *effective* leaves, in which a
+teardown without ``on_failure_fail_dagrun`` is ignored: it is no leaf, and a task followed only by
+such teardowns is one (:meth:`statewright.core.setup_teardown.SetupTeardownGraph.run_state_leaves`);
+and ``fail_fast`` never stops a teardown (``teardown_task_ids`` of :func:`fail_stop_targets`).
+
 Left out on purpose:
 
-- teardown tasks: Airflow ignores a teardown leaf (unless ``on_failure_fail_dagrun``) when it picks
-  the leaves, and never stops a teardown under ``fail_fast``; statewright has no teardown tasks, so
-  the caller's ``leaf_task_ids`` are simply the tasks without downstream tasks;
 - mapped tasks: a task id stands for one task instance here;
 - what disables deadlock detection besides deferred task instances (``depends_on_past``,
   ``depends_on_previous_tasks``, ``max_active_tis_per_dag``, ``max_active_tis_per_dagrun``): a
@@ -102,6 +104,7 @@ def fail_stop_targets(
     *,
     failed_task_id: str | None = None,
     overwrite_terminal: bool = False,
+    teardown_task_ids: Collection[str] = frozenset(),
 ) -> tuple[list[str], list[str]]:
     """What ``fail_fast`` does to the other task instances when one fails for good.
 
@@ -117,12 +120,16 @@ def fail_stop_targets(
     leaves terminal states to a user's clear, so those are listed only with
     ``overwrite_terminal=True``. ``failed_task_id`` is the task that failed, excluded whatever state
     the caller's view shows for it. Airflow runs this only when a task instance ends in ``failed``,
-    never for ``up_for_retry``.
+    never for ``up_for_retry``. Teardown tasks (``teardown_task_ids``) are left alone, so they
+    still release what their setups acquired ("Not skipping teardown task").
     """
     to_fail: list[str] = []
     to_skip: list[str] = []
+    teardowns = frozenset(teardown_task_ids)
     for ti in tis:
         if ti.task_id == failed_task_id or ti.state in (TI.SUCCESS, TI.FAILED, TI.SKIPPED):
+            continue
+        if ti.task_id in teardowns:
             continue
         if ti.state is TI.RUNNING:
             to_fail.append(ti.task_id)

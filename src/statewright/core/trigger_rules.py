@@ -19,10 +19,14 @@ success: under ``all_success``, ``none_failed``, ``all_failed``, ``all_skipped``
 ``none_failed_min_one_success`` it blocks the task for ever (Airflow only subtracts removed
 upstreams for mapped task instances).
 
+Setup and teardown tasks (Airflow 2.7+): the rule ``all_done_setup_success``, which a teardown
+task carries, and the *setup constraint* (``_evaluate_setup_constraint``) that makes a work task
+wait for the setup tasks whose scope it is in even when they are not its direct upstreams: see
+:func:`evaluate_dependencies`. Which setups are "relevant" to a task is a question about the graph,
+answered by :mod:`statewright.core.setup_teardown`.
+
 Left out on purpose:
 
-- setup and teardown tasks: the indirect-setup constraint (``_evaluate_setup_constraint``) and the
-  rule ``all_done_setup_success``, which Airflow assigns to teardown tasks (``as_teardown``);
 - mapped tasks: the ``map_index``-dependent branches (``removed`` subtracted from the counts, the
   ``removed`` outcome for surplus map indexes) and mapped task groups' relevant upstreams;
 - ``depends_on_past`` with ``wait_for_past_depends_before_skipping``.
@@ -40,7 +44,7 @@ from statewright.core.states import TaskInstanceState
 
 
 class TriggerRule(StrEnum):
-    """The trigger rules a user may set on a task (Airflow 3's ``TriggerRule`` minus teardown's)."""
+    """Airflow 3's trigger rules. ``all_done_setup_success`` is the rule of teardown tasks."""
 
     ALL_SUCCESS = "all_success"
     ALL_FAILED = "all_failed"
@@ -54,16 +58,13 @@ class TriggerRule(StrEnum):
     NONE_FAILED_MIN_ONE_SUCCESS = "none_failed_min_one_success"
     NONE_SKIPPED = "none_skipped"
     ALWAYS = "always"
+    ALL_DONE_SETUP_SUCCESS = "all_done_setup_success"
 
 
 DEFAULT_TRIGGER_RULE = TriggerRule.ALL_SUCCESS
 
 # Names that Airflow knows (or knew) but a statewright task may not carry, with what to do instead.
 _HINTS: dict[str, str] = {
-    "all_done_setup_success": (
-        "It is the rule Airflow gives teardown tasks; statewright has no setup/teardown tasks. "
-        "Use all_done for a clean-up task."
-    ),
     "none_failed_or_skipped": "It was renamed; use none_failed_min_one_success.",
     "dummy": "It was renamed; use always.",
 }
@@ -95,6 +96,12 @@ class UpstreamSummary:
 
     ``total`` counts every direct upstream, finished or not; upstreams that are not finished appear
     only in ``total``. Mirrors Airflow's ``_UpstreamTIStates`` (plus the upstream count).
+
+    The ``setup_*`` counts describe the direct upstreams that are *setup tasks* and are included
+    in the counts above (as Airflow's ``setup_counter`` is included in its ``counter``):
+    ``setup_total`` is the number of direct upstream setup tasks, finished or not;
+    ``setup_success`` and ``setup_skipped`` count those that succeeded and were skipped. Only
+    ``all_done_setup_success`` reads them.
     """
 
     success: int = 0
@@ -103,6 +110,9 @@ class UpstreamSummary:
     upstream_failed: int = 0
     removed: int = 0
     total: int = 0
+    setup_success: int = 0
+    setup_skipped: int = 0
+    setup_total: int = 0
 
     def __post_init__(self) -> None:
         counts = {
@@ -112,6 +122,9 @@ class UpstreamSummary:
             "upstream_failed": self.upstream_failed,
             "removed": self.removed,
             "total": self.total,
+            "setup_success": self.setup_success,
+            "setup_skipped": self.setup_skipped,
+            "setup_total": self.setup_total,
         }
         negative = [name for name, count in counts.items() if count < 0]
         if negative:
@@ -120,6 +133,18 @@ class UpstreamSummary:
             raise ValueError(
                 f"UpstreamSummary has {self.done} finished upstreams but total={self.total}; "
                 "total must count every direct upstream."
+            )
+        if (
+            self.setup_success > self.success
+            or self.setup_skipped > self.skipped
+            or self.setup_total > self.total
+            or self.setup_success + self.setup_skipped > self.setup_total
+        ):
+            raise ValueError(
+                "UpstreamSummary setup counts must be part of the overall counts: "
+                f"setup_success={self.setup_success} (success={self.success}), "
+                f"setup_skipped={self.setup_skipped} (skipped={self.skipped}), "
+                f"setup_total={self.setup_total} (total={self.total})."
             )
 
     @property
@@ -133,10 +158,20 @@ class UpstreamSummary:
         return self.done >= self.total
 
     @classmethod
-    def from_states(cls, states: Iterable[TaskInstanceState]) -> UpstreamSummary:
-        """Summarise the states of the direct upstream task instances (one state per upstream)."""
+    def from_states(
+        cls,
+        states: Iterable[TaskInstanceState],
+        setup_states: Iterable[TaskInstanceState] = (),
+    ) -> UpstreamSummary:
+        """Summarise the states of the direct upstream task instances (one state per upstream).
+
+        ``setup_states`` are the states of those direct upstreams that are setup tasks: a part of
+        ``states``, listed again.
+        """
         state_list = list(states)
+        setup_list = list(setup_states)
         counts = Counter(state_list)
+        setup_counts = Counter(setup_list)
         return cls(
             success=counts[TaskInstanceState.SUCCESS],
             skipped=counts[TaskInstanceState.SKIPPED],
@@ -144,6 +179,9 @@ class UpstreamSummary:
             upstream_failed=counts[TaskInstanceState.UPSTREAM_FAILED],
             removed=counts[TaskInstanceState.REMOVED],
             total=len(state_list),
+            setup_success=setup_counts[TaskInstanceState.SUCCESS],
+            setup_skipped=setup_counts[TaskInstanceState.SKIPPED],
+            setup_total=len(setup_list),
         )
 
 
@@ -221,6 +259,16 @@ def _flag_all_done_min_one_success(u: UpstreamSummary) -> DepDecision | None:
     return None
 
 
+def _flag_all_done_setup_success(u: UpstreamSummary) -> DepDecision | None:
+    # Only once every upstream is done, and only when the task has direct upstream setups:
+    # all of them skipped -> skipped; none of them succeeded -> upstream_failed.
+    if u.all_done and u.setup_total and u.setup_skipped >= u.setup_total:
+        return DepDecision.SKIP
+    if u.all_done and u.setup_total and u.setup_success == 0:
+        return DepDecision.UPSTREAM_FAILED
+    return None
+
+
 def _flag_never(u: UpstreamSummary) -> DepDecision | None:
     return None
 
@@ -236,6 +284,11 @@ def _check_all_done_min_one_success(u: UpstreamSummary) -> bool:
     return u.skipped == 0 and _non_skipped_done(u) >= u.total - u.skipped and u.success > 0
 
 
+def _check_all_done_setup_success(u: UpstreamSummary) -> bool:
+    # Every upstream done and, when there are direct upstream setups, at least one succeeded.
+    return u.all_done and not (u.setup_total and not u.setup_success)
+
+
 _FLAGS: dict[TriggerRule, _Flag] = {
     TriggerRule.ALL_SUCCESS: _flag_all_success,
     TriggerRule.ALL_FAILED: _flag_all_failed,
@@ -249,6 +302,7 @@ _FLAGS: dict[TriggerRule, _Flag] = {
     TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS: _flag_none_failed_min_one_success,
     TriggerRule.NONE_SKIPPED: _flag_none_skipped,
     TriggerRule.ALWAYS: _flag_never,
+    TriggerRule.ALL_DONE_SETUP_SUCCESS: _flag_all_done_setup_success,
 }
 
 _CHECKS: dict[TriggerRule, _Check] = {
@@ -264,6 +318,7 @@ _CHECKS: dict[TriggerRule, _Check] = {
     TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS: lambda u: u.total - u.success - u.skipped <= 0,
     TriggerRule.NONE_SKIPPED: lambda u: u.all_done and u.skipped == 0,
     TriggerRule.ALWAYS: lambda u: True,
+    TriggerRule.ALL_DONE_SETUP_SUCCESS: _check_all_done_setup_success,
 }
 
 
@@ -281,3 +336,48 @@ def evaluate_trigger_rule(rule: TriggerRule, upstream: UpstreamSummary) -> DepDe
     if flagged is not None:
         return flagged
     return DepDecision.RUN if _CHECKS[rule](upstream) else DepDecision.WAIT
+
+
+def evaluate_setup_constraint(setups: UpstreamSummary) -> DepDecision:
+    """Airflow's ``_evaluate_setup_constraint``: may a work task start, given its *indirect* setups?
+
+    ``setups`` summarises the relevant setup tasks of a (non-teardown) task that are not its
+    direct upstreams (:func:`statewright.core.setup_teardown.SetupTeardownGraph.indirect_setups`).
+    One of them failed or upstream_failed -> UPSTREAM_FAILED, one skipped -> SKIP, at once (the
+    others are not waited for); otherwise RUN once all of them succeeded, else WAIT.
+    """
+    if setups.upstream_failed or setups.failed:
+        return DepDecision.UPSTREAM_FAILED
+    if setups.skipped:
+        return DepDecision.SKIP
+    return DepDecision.RUN if setups.total - setups.success <= 0 else DepDecision.WAIT
+
+
+def evaluate_dependencies(
+    rule: TriggerRule,
+    upstream: UpstreamSummary,
+    indirect_setups: UpstreamSummary | None = None,
+) -> DepDecision:
+    """The scheduler's decision for one task instance: the setup constraint, then the rule.
+
+    Mirrors ``TriggerRuleDep._get_dep_statuses``: a task without direct upstreams, or with the
+    ``always`` rule, may run whatever its setups do. Otherwise, when the task has indirect setups
+    (never for a teardown: the caller passes ``None``), the setup constraint is evaluated first; a
+    SKIP or UPSTREAM_FAILED from it is final. Then the trigger rule over the direct upstreams: its
+    flag (SKIP / UPSTREAM_FAILED) wins; the task runs only when both the constraint and the rule
+    are met, else it waits.
+    """
+    rule = parse_trigger_rule(rule)
+    if upstream.total == 0 or rule is TriggerRule.ALWAYS:
+        return DepDecision.RUN
+    constraint = DepDecision.RUN
+    if indirect_setups is not None and indirect_setups.total:
+        constraint = evaluate_setup_constraint(indirect_setups)
+        if constraint in (DepDecision.SKIP, DepDecision.UPSTREAM_FAILED):
+            return constraint
+    decision = evaluate_trigger_rule(rule, upstream)
+    if decision in (DepDecision.SKIP, DepDecision.UPSTREAM_FAILED):
+        return decision
+    if constraint is DepDecision.WAIT or decision is DepDecision.WAIT:
+        return DepDecision.WAIT
+    return DepDecision.RUN

@@ -1,6 +1,7 @@
 """The authoring SDK: what a DAG file imports.
 
 Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, ``.bash``);
+``@setup`` and ``@teardown`` (setup and teardown tasks, as ``airflow.sdk.setup`` / ``teardown``);
 ``BaseOperator``, ``BaseBranchOperator`` and the built-in operators; ``chain`` and
 ``cross_downstream``; ``XComArg``; the exceptions a task raises to skip or fail
 (``SkipTask``/``AirflowSkipException``, ``FailTask``/``AirflowFailException``, ``TaskTimeout``);
@@ -15,7 +16,7 @@ from statewright.sdk.baseoperator import BaseOperator, chain, cross_downstream
 from statewright.sdk.branch import BaseBranchOperator
 from statewright.sdk.context import Context, get_current_context
 from statewright.sdk.dag import DAG, dag
-from statewright.sdk.decorators import task
+from statewright.sdk.decorators import setup, task, teardown
 from statewright.sdk.exceptions import (
     AirflowFailException,
     AirflowSkipException,
@@ -53,5 +54,7 @@ __all__ = [
     "cross_downstream",
     "dag",
     "get_current_context",
+    "setup",
     "task",
+    "teardown",
 ]

@@ -1,6 +1,7 @@
 """The DAG of the enclosing ``with`` block, and the collectors the DAG file loader listens on.
 
-Both are per thread, so two threads may import DAG files at the same time.
+Both are per thread, so two threads may import DAG files at the same time. So are the open
+``with setup >> teardown:`` blocks (``statewright.sdk._setup_teardown``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from statewright.sdk.dag import DAG
@@ -25,6 +26,7 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.active: list[DAG] = []
         self.collectors: list[list[DAG]] = []
+        self.scopes: list[Any] = []  # open setup/teardown blocks, innermost last
 
 
 _state = _State()
@@ -59,11 +61,19 @@ def collecting_dags() -> Iterator[list[DAG]]:
     collected: list[DAG] = []
     _state.collectors.append(collected)
     depth = len(_state.active)
+    scope_depth = len(_state.scopes)
     try:
         yield collected
     finally:
         _state.collectors.remove(collected)
         del _state.active[depth:]  # a failed import must not leave a DAG "active"
+        del _state.scopes[scope_depth:]  # nor a setup/teardown block open
+
+
+def setup_teardown_scopes() -> list[Any]:
+    """The open ``with setup >> teardown:`` blocks of this thread, innermost last."""
+    scopes: list[Any] = _state.scopes
+    return scopes
 
 
 def caller_location() -> tuple[str, int]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from statewright.core.errors import DagDefinitionError
 from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
-from statewright.sdk import _dag_context
+from statewright.sdk import _dag_context, _setup_teardown
 from statewright.sdk._dependency import DependencyMixin, flatten_relatives
 from statewright.sdk._validation import (
     to_callback_list,
@@ -101,6 +101,10 @@ class BaseOperator(DependencyMixin, abc.ABC):
     template_fields: ClassVar[Sequence[str]] = ()
     is_sensor: ClassVar[bool] = False
     deferrable: bool = False
+    # Setup / teardown (Airflow 2.7+): set with as_setup() / as_teardown() or @setup / @teardown.
+    _is_setup: bool = False
+    _is_teardown: bool = False
+    _on_failure_fail_dagrun: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -229,6 +233,7 @@ class BaseOperator(DependencyMixin, abc.ABC):
         for name in self.template_fields:
             for arg in iter_xcom_args(getattr(self, name, None)):
                 self.set_upstream(arg)
+        _setup_teardown.record(self)
 
     # -- execution ----------------------------------------------------------------------------
 
@@ -289,9 +294,108 @@ class BaseOperator(DependencyMixin, abc.ABC):
             rule = parse_trigger_rule(value)
         except DagDefinitionError as exc:
             raise DagDefinitionError(f"task {task_id!r}: {exc}") from None
+        if self.is_teardown and rule is not TriggerRule.ALL_DONE_SETUP_SUCCESS:
+            raise DagDefinitionError(
+                f"task {task_id!r} is a teardown task: its trigger rule is "
+                f"{TriggerRule.ALL_DONE_SETUP_SUCCESS.value} (it runs once everything before it "
+                f"is done, if one of its setups succeeded) and cannot be set to {rule.value!r}."
+            )
         if self._dag_or_none is not None:
             self._dag_or_none._check_fail_stop_rule(task_id, rule)
         self._trigger_rule = rule
+
+    # -- setup and teardown ---------------------------------------------------------------------
+
+    @property
+    def is_setup(self) -> bool:
+        """Whether this task is a setup task (it prepares what the work tasks after it use)."""
+        return self._is_setup
+
+    @is_setup.setter
+    def is_setup(self, value: bool) -> None:
+        value = _check_bool(value, f"task {self.task_id!r}: is_setup")
+        if value and self.is_teardown:
+            raise DagDefinitionError(
+                f"Cannot mark task {self.task_id!r} as setup; task is already a teardown."
+            )
+        self._is_setup = value
+
+    @property
+    def is_teardown(self) -> bool:
+        """Whether this task is a teardown task (it releases what its setup tasks prepared)."""
+        return self._is_teardown
+
+    @is_teardown.setter
+    def is_teardown(self, value: bool) -> None:
+        value = _check_bool(value, f"task {self.task_id!r}: is_teardown")
+        if value and self.is_setup:
+            raise DagDefinitionError(
+                f"Cannot mark task {self.task_id!r} as teardown; task is already a setup."
+            )
+        if not value and self.on_failure_fail_dagrun:
+            raise DagDefinitionError(
+                f"task {self.task_id!r} has on_failure_fail_dagrun=True, which only a teardown "
+                "task may have; set it to False first."
+            )
+        self._is_teardown = value
+        if value:
+            # As Airflow's as_teardown: a teardown runs once everything before it is done.
+            self.trigger_rule = TriggerRule.ALL_DONE_SETUP_SUCCESS
+
+    @property
+    def on_failure_fail_dagrun(self) -> bool:
+        """A teardown's failure fails the run only with this set (by default it is ignored)."""
+        return self._on_failure_fail_dagrun
+
+    @on_failure_fail_dagrun.setter
+    def on_failure_fail_dagrun(self, value: bool) -> None:
+        value = _check_bool(value, f"task {self.task_id!r}: on_failure_fail_dagrun")
+        if value and not self.is_teardown:
+            raise DagDefinitionError(
+                f"Cannot set task on_failure_fail_dagrun for {self.task_id!r} because it is not "
+                "a teardown task: use as_teardown(on_failure_fail_dagrun=True) or "
+                "@teardown(on_failure_fail_dagrun=True)."
+            )
+        self._on_failure_fail_dagrun = value
+
+    def __enter__(self) -> _setup_teardown.SetupTeardownScope:
+        """``with setup_task >> teardown_task:`` puts the tasks created inside between them."""
+        return _setup_teardown.open_scope(self)
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        _setup_teardown.close_scope(failed=exc_type is not None)
+
+    def as_setup(self) -> BaseOperator:
+        """Make this a setup task; returns the task, so ``extract.as_setup() >> work`` reads."""
+        self.is_setup = True
+        return self
+
+    def as_teardown(
+        self,
+        *,
+        setups: DependencyMixin | Sequence[DependencyMixin] | None = None,
+        on_failure_fail_dagrun: bool | None = None,
+    ) -> BaseOperator:
+        """Make this a teardown task (trigger rule ``all_done_setup_success``); returns the task.
+
+        ``setups``: task(s) made setup tasks and set upstream of this one (``setup >> self``).
+        ``on_failure_fail_dagrun=True``: this teardown's failure fails the run.
+        """
+        self.is_teardown = True
+        if on_failure_fail_dagrun is not None:
+            self.on_failure_fail_dagrun = on_failure_fail_dagrun
+        if setups is not None:
+            items = [setups] if isinstance(setups, DependencyMixin) else list(setups)
+            for item in items:
+                if not isinstance(item, DependencyMixin):
+                    raise DagDefinitionError(
+                        f"task {self.task_id!r}: as_teardown(setups=...) takes tasks or task "
+                        f"outputs, got {item!r}."
+                    )
+                for setup_task in item.leaves:
+                    setup_task.is_setup = True
+                item >> self
+        return self
 
     @property
     def _dag_or_none(self) -> DAG | None:
@@ -485,6 +589,12 @@ def _check_backoff(value: Any, where: str) -> bool:
         f"{where}: retry_exponential_backoff must be True (the delay doubles with each try) "
         f"or False, got {value!r}."
     )
+
+
+def _check_bool(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise DagDefinitionError(f"{what} must be True or False, got {value!r}.")
+    return value
 
 
 def _check_name(value: Any, what: str) -> str:

@@ -43,7 +43,8 @@ SCHEDULE_PRESETS = frozenset(
         "@midnight",
     }
 )
-_FAIL_STOP_RULES = frozenset({"all_success"})
+# Airflow's FailStopDagInvalidTriggerRule: all_success, and a teardown's all_done_setup_success.
+_FAIL_STOP_RULES = frozenset({"all_success", "all_done_setup_success"})
 _RENAMED = {
     "schedule_interval": "schedule",
     "timetable": "schedule",
@@ -229,7 +230,8 @@ class DAG:
         if self.fail_stop and str(rule) not in _FAIL_STOP_RULES:
             raise DagDefinitionError(
                 f"DAG {self.dag_id!r} has fail_stop (fail_fast) on, so its tasks must use the "
-                f"all_success trigger rule; task {task_id!r} uses {str(rule)!r}."
+                f"all_success trigger rule (teardown tasks: all_done_setup_success); task "
+                f"{task_id!r} uses {str(rule)!r}."
             )
 
     # -- graph checks -----------------------------------------------------------------------------
@@ -250,6 +252,23 @@ class DAG:
                 f"DAG {self.dag_id!r} has a cycle: {' >> '.join(cycle)}. "
                 "Remove one of these dependencies."
             )
+        self._validate_setup_teardown()
+
+    def _validate_setup_teardown(self) -> None:
+        """Airflow's ``DAG.validate_setup_teardown``: a task directly after a setup task is a
+        teardown or uses ``all_success`` (what clearing a setup re-runs must be consistent)."""
+        for task in self.task_dict.values():
+            if not task.is_setup:
+                continue
+            for down_id in sorted(task.downstream_task_ids):
+                down = self.task_dict[down_id]
+                if not down.is_teardown and str(down.trigger_rule) != "all_success":
+                    raise DagDefinitionError(
+                        f"DAG {self.dag_id!r}: task {down_id!r} directly follows setup task "
+                        f"{task.task_id!r}, so it must use the all_success trigger rule (it "
+                        f"uses {str(down.trigger_rule)!r}); setup tasks must be followed with "
+                        "trigger rule all_success."
+                    )
 
     def _find_cycle(self) -> list[str] | None:
         """One cycle as a closed path of task ids (first id repeated last), or None."""

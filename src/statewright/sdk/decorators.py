@@ -1,4 +1,5 @@
-"""TaskFlow: ``@task`` and its variants ``@task.branch``, ``@task.short_circuit``, ``@task.bash``.
+"""TaskFlow: ``@task`` and its variants ``@task.branch``, ``@task.short_circuit``, ``@task.bash``;
+``@setup`` and ``@teardown``.
 
 Calling a decorated function inside a DAG creates a task and returns its ``XComArg``. XComArgs
 among the call's arguments become upstream dependencies and are replaced by the upstream
@@ -16,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from statewright.core.errors import DagDefinitionError
+from statewright.core.trigger_rules import TriggerRule
 from statewright.sdk import _dag_context
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.operators.bash import BashOperator
@@ -27,7 +29,7 @@ from statewright.sdk.operators.python import (
 )
 from statewright.sdk.xcom_arg import XComArg
 
-__all__ = ["task"]
+__all__ = ["setup", "task", "teardown"]
 
 # Context keys a TaskFlow function may name as parameters without the caller passing them.
 KNOWN_CONTEXT_KEYS = frozenset(
@@ -114,6 +116,10 @@ class _TaskDecorator:
         self.function = function
         self.operator_class = operator_class
         self.kwargs = kwargs
+        # Set by @setup / @teardown (Airflow's _TaskDecorator attributes of the same names).
+        self.is_setup = False
+        self.is_teardown = False
+        self.on_failure_fail_dagrun = False
         functools.update_wrapper(self, function)
 
     def __call__(self, *args: Any, **kwargs: Any) -> XComArg:
@@ -127,6 +133,21 @@ class _TaskDecorator:
             op_kwargs["multiple_outputs"] = _returns_mapping(self.function)
         if "doc_md" not in op_kwargs and self.function.__doc__:
             op_kwargs["doc_md"] = inspect.cleandoc(self.function.__doc__)
+        if self.is_teardown:
+            if "trigger_rule" in op_kwargs:
+                raise DagDefinitionError(
+                    f"task {task_id!r}: trigger rule not configurable for teardown tasks (a "
+                    f"teardown's rule is {TriggerRule.ALL_DONE_SETUP_SUCCESS.value})."
+                )
+            op_kwargs["trigger_rule"] = TriggerRule.ALL_DONE_SETUP_SUCCESS
+        on_failure_fail_dagrun = op_kwargs.pop("on_failure_fail_dagrun",
+                                               self.on_failure_fail_dagrun)
+        if on_failure_fail_dagrun is not False and not self.is_teardown:
+            # Checked before the task is created, so a failed call leaves the DAG as it was.
+            raise DagDefinitionError(
+                f"Cannot set task on_failure_fail_dagrun for {task_id!r} because it is not a "
+                "teardown task: use @teardown(on_failure_fail_dagrun=True)."
+            )
         operator = self.operator_class(
             task_id=task_id,
             python_callable=self.function,
@@ -134,11 +155,18 @@ class _TaskDecorator:
             op_kwargs=kwargs,
             **op_kwargs,
         )
+        operator.is_setup = self.is_setup
+        operator.is_teardown = self.is_teardown
+        operator.on_failure_fail_dagrun = on_failure_fail_dagrun
         return XComArg(operator)
 
     def override(self, **kwargs: Any) -> _TaskDecorator:
         """The same task with some arguments changed: ``my_task.override(task_id="x")()``."""
-        return _TaskDecorator(self.function, self.operator_class, {**self.kwargs, **kwargs})
+        other = _TaskDecorator(self.function, self.operator_class, {**self.kwargs, **kwargs})
+        other.is_setup = self.is_setup
+        other.is_teardown = self.is_teardown
+        other.on_failure_fail_dagrun = self.on_failure_fail_dagrun
+        return other
 
 
 def unique_task_id(existing: collections.abc.Container[str], task_id: str) -> str:
@@ -221,3 +249,64 @@ class _TaskDecoratorFactory:
 
 
 task = _TaskDecoratorFactory()
+
+
+def _as_task_decorator(function: Any, which: str) -> _TaskDecorator:
+    if isinstance(function, _TaskDecorator):
+        return function
+    if inspect.isfunction(function):
+        return task(function)  # type: ignore[no-any-return]
+    raise DagDefinitionError(
+        f"@{which} must decorate a function or a @task function, got {function!r}."
+    )
+
+
+def setup(python_callable: Callable[..., Any]) -> _TaskDecorator:
+    """Mark a TaskFlow function as a setup task (Airflow's ``@setup``).
+
+    Put it over a plain function (it becomes a ``@task``) or over a ``@task(...)`` one::
+
+        @setup
+        def create_cluster(): ...
+    """
+    decorated = _as_task_decorator(python_callable, "setup")
+    if decorated.is_teardown:
+        raise DagDefinitionError(
+            f"Cannot mark task {decorated.function.__name__!r} as setup; task is already a "
+            "teardown."
+        )
+    decorated.is_setup = True
+    return decorated
+
+
+def teardown(
+    python_callable: Callable[..., Any] | None = None, *, on_failure_fail_dagrun: bool = False
+) -> Any:
+    """Mark a TaskFlow function as a teardown task (Airflow's ``@teardown``).
+
+    Its trigger rule is ``all_done_setup_success`` (it may not be given another one); with
+    ``on_failure_fail_dagrun=True`` its failure fails the run::
+
+        @teardown
+        def delete_cluster(): ...
+    """
+    if not isinstance(on_failure_fail_dagrun, bool):
+        raise DagDefinitionError(
+            f"@teardown: on_failure_fail_dagrun must be True or False, got "
+            f"{on_failure_fail_dagrun!r}."
+        )
+
+    def mark(function: Callable[..., Any]) -> _TaskDecorator:
+        decorated = _as_task_decorator(function, "teardown")
+        if decorated.is_setup:
+            raise DagDefinitionError(
+                f"Cannot mark task {decorated.function.__name__!r} as teardown; task is already "
+                "a setup."
+            )
+        decorated.is_teardown = True
+        decorated.on_failure_fail_dagrun = on_failure_fail_dagrun
+        return decorated
+
+    if python_callable is None:
+        return mark
+    return mark(python_callable)

@@ -69,6 +69,9 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
         "depends_on_past": task.depends_on_past,
         "is_sensor": bool(task.is_sensor),
         "deferrable": bool(task.deferrable),
+        "is_setup": task.is_setup,
+        "is_teardown": task.is_teardown,
+        "on_failure_fail_dagrun": task.on_failure_fail_dagrun,
         "has_callbacks": {
             "on_execute": bool(task.on_execute_callback),
             "on_success": bool(task.on_success_callback),

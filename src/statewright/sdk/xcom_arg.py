@@ -7,7 +7,7 @@ the producer's stored return value.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from statewright.sdk._dependency import DependencyMixin
@@ -57,6 +57,53 @@ class XComArg(DependencyMixin):
     @property
     def leaves(self) -> list[BaseOperator]:
         return [self.operator]
+
+    # -- setup and teardown: the producing task's, as Airflow's PlainXComArg ----------------------
+
+    @property
+    def is_setup(self) -> bool:
+        return self.operator.is_setup
+
+    @is_setup.setter
+    def is_setup(self, value: bool) -> None:
+        self.operator.is_setup = value
+
+    @property
+    def is_teardown(self) -> bool:
+        return self.operator.is_teardown
+
+    @is_teardown.setter
+    def is_teardown(self, value: bool) -> None:
+        self.operator.is_teardown = value
+
+    @property
+    def on_failure_fail_dagrun(self) -> bool:
+        return self.operator.on_failure_fail_dagrun
+
+    @on_failure_fail_dagrun.setter
+    def on_failure_fail_dagrun(self, value: bool) -> None:
+        self.operator.on_failure_fail_dagrun = value
+
+    def as_setup(self) -> XComArg:
+        """Make the producing task a setup task; returns this output."""
+        self.operator.as_setup()
+        return self
+
+    def as_teardown(
+        self,
+        *,
+        setups: DependencyMixin | Sequence[DependencyMixin] | None = None,
+        on_failure_fail_dagrun: bool | None = None,
+    ) -> XComArg:
+        """Make the producing task a teardown task (see ``BaseOperator.as_teardown``)."""
+        self.operator.as_teardown(setups=setups, on_failure_fail_dagrun=on_failure_fail_dagrun)
+        return self
+
+    def __enter__(self) -> Any:
+        return self.operator.__enter__()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.operator.__exit__(exc_type, exc, tb)
 
     def resolve(self, context: Mapping[str, Any]) -> Any:
         """The value this stands for in the run described by ``context``."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from statewright.core.setup_teardown import SetupTeardownGraph
 from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
 
 
@@ -31,6 +32,9 @@ class TaskView:
     max_active_tis_per_dag: int | None
     depends_on_past: bool
     raw: Mapping[str, Any]
+    is_setup: bool = False
+    is_teardown: bool = False
+    on_failure_fail_dagrun: bool = False
 
 
 class DagView:
@@ -64,11 +68,41 @@ class DagView:
                 max_active_tis_per_dag=t.get("max_active_tis_per_dag"),
                 depends_on_past=bool(t.get("depends_on_past", False)),
                 raw=t,
+                # Serialized DAGs written before setup/teardown tasks existed lack these keys.
+                is_setup=bool(t.get("is_setup", False)),
+                is_teardown=bool(t.get("is_teardown", False)),
+                on_failure_fail_dagrun=bool(t.get("on_failure_fail_dagrun", False)),
             )
         self.order: list[str] = [t["task_id"] for t in serialized["tasks"]]
         self.leaves: frozenset[str] = frozenset(
             tid for tid, t in self.tasks.items() if not t.downstream
         )
+        """The tasks without a downstream task."""
+        self.setups: frozenset[str] = frozenset(t for t, v in self.tasks.items() if v.is_setup)
+        self.teardowns: frozenset[str] = frozenset(
+            t for t, v in self.tasks.items() if v.is_teardown
+        )
+        self.graph = SetupTeardownGraph(
+            upstream={tid: t.upstream for tid, t in self.tasks.items()},
+            downstream={tid: t.downstream for tid, t in self.tasks.items()},
+            setups=self.setups,
+            teardowns=self.teardowns,
+            fail_dagrun_teardowns=frozenset(
+                t for t in self.teardowns if self.tasks[t].on_failure_fail_dagrun
+            ),
+        )
+        self.run_state_leaves: frozenset[str] = (
+            self.graph.run_state_leaves() if self.teardowns else self.leaves
+        )
+        """The tasks the run's final state is decided from (Airflow's ``_tis_for_dagrun_state``):
+        the leaves, with teardowns left out unless ``on_failure_fail_dagrun``."""
+        self.indirect_setups: dict[str, frozenset[str]] = {}
+        """Task → the setups it waits for that are not its direct upstreams (setup constraint)."""
+        if self.setups:
+            for tid in self.order:
+                indirect = self.graph.indirect_setups(tid)
+                if indirect:
+                    self.indirect_setups[tid] = indirect
         self._weights: dict[str, int] | None = None
 
     def effective_priority(self, task_id: str) -> int:

@@ -100,6 +100,9 @@ def _expected(rule: TriggerRule, outcomes: list[TaskInstanceState]) -> DepDecisi
         if has(K):
             return SKIP
         return RUN if all_finished else WAIT
+    if rule is TR.ALL_DONE_SETUP_SUCCESS:
+        # No upstream here is a setup task: the rule is all_done (the setup cases are below).
+        return RUN if all_finished else WAIT
     raise AssertionError(f"no restatement for {rule}")
 
 
@@ -110,8 +113,9 @@ def _decide(rule: TriggerRule, *states: TaskInstanceState) -> DepDecision:
 # -- the enum and parsing --------------------------------------------------------------------
 
 
-def test_trigger_rules_are_airflow_3_user_rules() -> None:
+def test_trigger_rules_are_airflow_3_rules() -> None:
     assert {r.value for r in TriggerRule} == {
+        "all_done_setup_success",
         "all_success",
         "all_failed",
         "all_done",
@@ -150,7 +154,6 @@ def test_parse_rejects_anything_else(bad: object) -> None:
 @pytest.mark.parametrize(
     ("name", "hint"),
     [
-        ("all_done_setup_success", "teardown"),
         ("none_failed_or_skipped", "none_failed_min_one_success"),
         ("dummy", "use always"),
     ],

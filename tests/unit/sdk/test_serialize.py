@@ -19,7 +19,8 @@ TASK_KEYS = {
     "task_id", "operator", "upstream", "downstream", "trigger_rule", "retries", "retry_delay",
     "retry_exponential_backoff", "max_retry_delay", "execution_timeout", "priority_weight",
     "weight_rule", "pool", "pool_slots", "queue", "max_active_tis_per_dag", "depends_on_past",
-    "is_sensor", "deferrable", "has_callbacks",
+    "is_sensor", "deferrable", "has_callbacks", "is_setup", "is_teardown",
+    "on_failure_fail_dagrun",
 }  # fmt: skip
 
 
@@ -110,6 +111,9 @@ def test_serialize_shape_and_values():
         "depends_on_past": True,
         "is_sensor": False,
         "deferrable": False,
+        "is_setup": False,
+        "is_teardown": False,
+        "on_failure_fail_dagrun": False,
         "has_callbacks": {
             "on_execute": False,
             "on_success": False,

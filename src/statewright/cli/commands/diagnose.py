@@ -12,7 +12,7 @@ from sqlalchemy import Connection, select
 from statewright.core.clock import utcnow
 from statewright.core.errors import StatewrightError
 from statewright.core.states import TI
-from statewright.core.trigger_rules import DepDecision, UpstreamSummary, evaluate_trigger_rule
+from statewright.core.trigger_rules import DepDecision, UpstreamSummary, evaluate_dependencies
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
@@ -96,13 +96,20 @@ def _why_none(conn: Connection, run_pk: int, view: DagView, task_id: str) -> lis
     task = view.tasks[task_id]
     if not task.upstream:
         return ["no upstream tasks: the scheduler schedules it on its next loop"]
+    indirect = sorted(view.indirect_setups.get(task_id, ()))
     rows = conn.execute(
         select(task_instance.c.task_id, task_instance.c.state).where(
-            task_instance.c.dag_run_id == run_pk, task_instance.c.task_id.in_(task.upstream))
+            task_instance.c.dag_run_id == run_pk,
+            task_instance.c.task_id.in_([*task.upstream, *indirect]))
     ).all()
     states = {r.task_id: TI(r.state) for r in rows}
-    decision = evaluate_trigger_rule(task.trigger_rule,
-                                     UpstreamSummary.from_states(states.values()))
+    direct = [u for u in task.upstream if u in states]
+    summary = UpstreamSummary.from_states([states[u] for u in direct],
+                                          [states[u] for u in direct if u in view.setups])
+    setup_states = [states[s] for s in indirect if s in states]
+    decision = evaluate_dependencies(
+        task.trigger_rule, summary,
+        UpstreamSummary.from_states(setup_states) if setup_states else None)
     ups = ", ".join(f"{u}={states.get(u, '?')}" for u in task.upstream)
     verdict = {
         DepDecision.WAIT: "not met yet: it waits for its upstream tasks",
@@ -110,7 +117,12 @@ def _why_none(conn: Connection, run_pk: int, view: DagView, task_id: str) -> lis
         DepDecision.SKIP: "can never be met: the scheduler skips it",
         DepDecision.UPSTREAM_FAILED: "can never be met: the scheduler sets it upstream_failed",
     }[decision]
-    return [f"trigger rule {task.trigger_rule.value} over upstream [{ups}]: {verdict}"]
+    out = [f"trigger rule {task.trigger_rule.value} over upstream [{ups}]: {verdict}"]
+    if indirect:
+        setups = ", ".join(f"{s}={states.get(s, '?')}" for s in indirect)
+        out.append(f"it is in the scope of setup task(s) [{setups}]: it waits until they "
+                   "succeed, and is skipped / upstream_failed if one is skipped / fails")
+    return out
 
 
 def _why_deferred(conn: Connection, ti: Any, now: datetime) -> list[str]:

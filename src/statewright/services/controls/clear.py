@@ -16,6 +16,18 @@ Mirrors ``clear_task_instances`` (``airflow/models/taskinstance.py``):
 The selection: ``-t`` regular expressions searched in task ids (all tasks when none), widened by
 ``--upstream`` / ``--downstream`` to every task above / below, then narrowed by
 ``--only-failed`` to failed and upstream_failed task instances.
+
+Setup and teardown tasks widen a ``-t`` selection as Airflow's ``DAG.partial_subset`` (which its
+``tasks clear`` uses) does, so a resource a cleared task needs is prepared and released again:
+
+- a matched work task brings its *relevant* upstream setups (those with a teardown downstream of
+  it, or with no teardown at all) and their teardowns;
+- with ``--downstream``, so does every work task below a matched task;
+- with ``--upstream``, every upstream setup brings its teardowns;
+- a matched setup brings its teardowns (and, with ``--downstream``, everything below it).
+
+``--only-failed`` narrows after this widening, as in Airflow (a setup that succeeded is then not
+cleared).
 """
 
 from __future__ import annotations
@@ -89,6 +101,10 @@ def select_tasks(ctx: RunContext, options: ClearOptions) -> list[str]:
         chosen |= relatives(ctx.view, seeds, upstream=True)
     if options.downstream:
         chosen |= relatives(ctx.view, seeds, upstream=False)
+    if options.task_regexes and ctx.view is not None and ctx.view.setups:
+        known = [t for t in seeds if t in ctx.view.tasks]
+        chosen |= ctx.view.graph.clear_selection(
+            known, include_upstream=options.upstream, include_downstream=options.downstream)
     chosen &= set(all_ids)
     if options.only_failed:
         chosen = {t for t, row in ctx.by_task.items()

@@ -93,7 +93,8 @@ def plan_mark_tasks(ctx: RunContext, task_id: str, to: TaskInstanceState, *, ups
         return plan
     run_state = DagRunState(run.state)
     if run_state in (RUN.SUCCESS, RUN.FAILED) and ctx.view is not None:
-        leaves = {t for t in new_states if t in ctx.view.leaves or t not in ctx.view.tasks}
+        leaves = {t for t in new_states
+                  if t in ctx.view.run_state_leaves or t not in ctx.view.tasks}
         decided = decide_run_state([TaskView(t, s) for t, s in new_states.items()], leaves)
         if decided is not None and decided is not run_state:
             plan.run_change = RunChange(run_state, decided,

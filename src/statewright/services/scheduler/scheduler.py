@@ -304,6 +304,8 @@ class Scheduler:
             {tid: view.tasks[tid].trigger_rule for tid in order},
             states,
             blocked=blocked,
+            setups=view.setups,
+            indirect_setups=view.indirect_setups,
         )
         grouped: dict[TaskInstanceState, list[int]] = defaultdict(list)
         for tid, target in planned.items():
@@ -313,9 +315,9 @@ class Scheduler:
                 conn, ids, frm=TI.NONE, to=target, actor=ACTOR, now=now).changed)
         states.update(planned)
 
-        # The run's state, from its leaves.
+        # The run's state, from its leaves (teardowns ignored unless on_failure_fail_dagrun).
         tis_view = [RunTaskView(tid, s) for tid, s in states.items()]
-        leaves = {tid for tid in states if tid in view.leaves or tid not in view.tasks}
+        leaves = {tid for tid in states if tid in view.run_state_leaves or tid not in view.tasks}
         any_schedulable = bool(planned) or any(
             s not in (TI.NONE,) for s in states.values() if s in _UNFINISHED_ALL) or any(
             states[tid] is TI.NONE for tid in blocked)  # waits for the previous run
@@ -334,7 +336,8 @@ class Scheduler:
 
     def _fail_stop(self, conn: Connection, w: _RunWork, states: dict[str, TaskInstanceState],
                    now: datetime) -> int:
-        to_fail, to_skip = fail_stop_targets([RunTaskView(t, s) for t, s in states.items()])
+        to_fail, to_skip = fail_stop_targets([RunTaskView(t, s) for t, s in states.items()],
+                                             teardown_task_ids=w.view.teardowns)
         by_task = {t.task_id: t for t in w.tis}
         changed = 0
         if to_fail:
