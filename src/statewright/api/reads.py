@@ -87,7 +87,10 @@ def get_dag(conn: Connection, dag_id: str) -> s.DagDetail:
                execution_timeout=t.get("execution_timeout"), pool=t.get("pool"),
                queue=t.get("queue"), priority_weight=t.get("priority_weight"),
                is_sensor=bool(t.get("is_sensor", False)),
-               deferrable=bool(t.get("deferrable", False)))
+               deferrable=bool(t.get("deferrable", False)),
+               is_setup=bool(t.get("is_setup", False)),
+               is_teardown=bool(t.get("is_teardown", False)),
+               on_failure_fail_dagrun=bool(t.get("on_failure_fail_dagrun", False)))
         for t in ser.get("tasks", [])
     ]
     deps = [s.Dependency(source=up, target=t.task_id) for t in tasks for up in t.upstream]

@@ -109,6 +109,9 @@ class Task(BaseModel):
     priority_weight: int | None = None
     is_sensor: bool = False
     deferrable: bool = False
+    is_setup: bool = False
+    is_teardown: bool = False
+    on_failure_fail_dagrun: bool = False
 
 
 class Dependency(BaseModel):

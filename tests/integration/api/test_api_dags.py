@@ -53,6 +53,23 @@ def test_get_dag_has_tasks_and_dependencies(client: TestClient, engine: Engine) 
     assert body["description"] == "a failing pipeline"
 
 
+def test_get_dag_marks_setup_and_teardown_tasks(client: TestClient, engine: Engine) -> None:
+    from statewright.sdk import DAG, EmptyOperator
+
+    with DAG("infra") as d:
+        create = EmptyOperator(task_id="create").as_setup()
+        work = EmptyOperator(task_id="work")
+        delete = EmptyOperator(task_id="delete").as_teardown(setups=create,
+                                                              on_failure_fail_dagrun=True)
+        create >> work >> delete
+    store_dag(engine, d)
+    tasks = {t["task_id"]: t for t in client.get("/api/v1/dags/infra").json()["tasks"]}
+    assert (tasks["create"]["is_setup"], tasks["create"]["is_teardown"]) == (True, False)
+    assert (tasks["work"]["is_setup"], tasks["work"]["is_teardown"]) == (False, False)
+    assert tasks["delete"]["is_teardown"] and tasks["delete"]["on_failure_fail_dagrun"]
+    assert tasks["delete"]["trigger_rule"] == "all_done_setup_success"
+
+
 def test_unknown_dag_is_404_with_a_clear_detail(client: TestClient) -> None:
     res = client.get("/api/v1/dags/nope")
     assert res.status_code == 404
