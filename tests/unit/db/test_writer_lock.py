@@ -134,3 +134,31 @@ def test_a_writer_stuck_behind_another_is_reported_with_the_holder(
 def _insert(engine: Any) -> None:
     with transaction(engine) as conn:
         conn.execute(text("INSERT INTO t VALUES (7)"))
+
+
+def test_a_write_transaction_that_cannot_begin_raises_the_database_error(tmp_path: Path) -> None:
+    """A writer outside statewright holds SQLite's lock: BEGIN IMMEDIATE fails after the busy
+    timeout with SQLAlchemy's OperationalError ("database is locked"), as any statement would."""
+    import sqlite3
+
+    import pytest
+    from sqlalchemy.exc import OperationalError
+
+    from statewright.db import engine as engine_mod
+
+    engine = make_engine(f"sqlite:///{tmp_path}/w.db")
+    with transaction(engine) as conn:
+        conn.execute(text("CREATE TABLE t (x INTEGER)"))
+    outsider = sqlite3.connect(tmp_path / "w.db", isolation_level=None)
+    outsider.execute("BEGIN IMMEDIATE")
+    try:
+        with engine.connect() as conn:
+            conn.connection.driver_connection.execute("PRAGMA busy_timeout=50")  # type: ignore[union-attr]
+            conn.execution_options(**{engine_mod._WRITE: True})
+            with pytest.raises(OperationalError, match="database is locked"):
+                conn.begin()
+    finally:
+        outsider.rollback()
+        outsider.close()
+    with transaction(engine) as conn:  # the next writer gets in
+        conn.execute(text("INSERT INTO t VALUES (1)"))
