@@ -74,3 +74,25 @@ def test_pause_toggle_on_the_dag_page(page: Any, ui_server: UiServer) -> None:
     page.locator("label.switch").first.click()
     page.locator("#dag-pause-label").filter(has_text="Active").wait_for()
     assert httpx.get(ui_server.url + "/api/v1/dags/orders").json()["is_paused"] is False
+
+
+def test_the_grid_marks_setup_and_teardown_tasks(page: Any, ui_server: UiServer) -> None:
+    from statewright.core.clock import utcnow
+    from statewright.db.engine import transaction
+    from statewright.db.repositories import dags as dag_repo
+    from statewright.sdk import DAG, EmptyOperator
+
+    with DAG("infra") as dag:
+        create = EmptyOperator(task_id="create_cluster").as_setup()
+        work = EmptyOperator(task_id="run_job")
+        create >> work >> EmptyOperator(task_id="delete_cluster").as_teardown(setups=create)
+    with transaction(ui_server.engine) as conn:
+        dag_repo.upsert_dag(conn, dag.serialize(), now=utcnow())
+    page.goto(ui_server.url + "/dags/infra")
+    header = page.locator("table.grid th.task[data-task-id='create_cluster']")
+    header.wait_for()
+    assert header.locator(".role").inner_text() == "setup"
+    teardown = page.locator("table.grid th.task[data-task-id='delete_cluster']")
+    assert teardown.locator(".role").inner_text() == "teardown"
+    assert "teardown task" in (teardown.get_attribute("title") or "")
+    assert page.locator("table.grid th.task[data-task-id='run_job'] .role").count() == 0

@@ -281,6 +281,8 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
     ser_tasks = (row.serialized or {}).get("tasks", [])
     rows: dict[str, s.GridRow] = {
         t["task_id"]: s.GridRow(task_id=t["task_id"], operator=t.get("operator"),
+                                role=("setup" if t.get("is_setup") else
+                                      "teardown" if t.get("is_teardown") else None),
                                 instances=[None] * len(runs))
         for t in ser_tasks
     }

@@ -268,6 +268,7 @@ class GridCell(BaseModel):
 class GridRow(BaseModel):
     task_id: str
     operator: str | None = None
+    role: str | None = Field(default=None, description="'setup' or 'teardown' for those tasks.")
     in_dag: bool = Field(default=True, description="False for a task no longer in the DAG.")
     instances: list[GridCell | None] = Field(description="One per run, in dag_runs order.")
 

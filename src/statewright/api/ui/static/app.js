@@ -512,8 +512,9 @@ function renderGrid(grid, dagId, selected, onSelect) {
   }));
   const body = grid.rows.map((row) => el("tr", {},
     el("th", { class: "task" + (row.in_dag ? "" : " gone"), title: row.in_dag
-      ? `${row.task_id} (${row.operator || "task"})` : `${row.task_id}: no longer in the DAG` },
-    row.task_id),
+      ? `${row.task_id} (${row.operator || "task"}${row.role ? `, ${row.role} task` : ""})`
+      : `${row.task_id}: no longer in the DAG`, dataset: { taskId: row.task_id } },
+    row.task_id, row.role ? el("span", { class: `role role-${row.role}` }, row.role) : null),
     ...row.instances.map((c, i) => {
       if (!c) return el("td", {}, el("span", { class: "cell empty" }));
       const run = runs[i];
