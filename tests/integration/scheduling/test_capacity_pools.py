@@ -16,6 +16,7 @@ from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import pools as pool_repo
 from statewright.db.tables import dag_run as dag_run_table
+from statewright.db.tables import job as job_table
 from statewright.db.tables import pool, task_instance
 from statewright.sdk import DAG, EmptyOperator
 from statewright.services.dag_runs import trigger_dag
@@ -325,3 +326,68 @@ def test_a_full_pool_of_high_priority_tasks_does_not_starve_another_pool(
     states = {t.task_id: t.state for t in h.tis("starve")}
     assert states["cold"] == "queued"
     assert {v for k, v in states.items() if k.startswith("hot")} == {"scheduled"}
+
+
+def test_a_second_scheduler_on_sqlite_is_warned_of(engine: Engine,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """On SQLite the schedulers do not serialize their queueing: starting a second one says so.
+    On PostgreSQL, several schedulers are the supported way to scale, and nothing is said."""
+    import logging
+
+    from statewright.core.clock import utcnow
+    from statewright.db.repositories import jobs as job_repo
+    from statewright.services.scheduler.scheduler import Scheduler
+
+    class NoExecutor:
+        identity = "none"
+
+        def slots_available(self) -> int:
+            return 0
+
+        def queue_workloads(self, ti_ids: Any) -> None:
+            raise AssertionError("nothing is queued")
+
+    with transaction(engine) as conn:
+        first = job_repo.register(conn, job_type="scheduler", hostname="elsewhere", pid=1,
+                                  capacity=None, now=utcnow())
+    stop = threading.Event()
+    stop.set()  # register, recover, and stop
+    with caplog.at_level(logging.WARNING, logger="statewright.scheduler"):
+        Scheduler(engine, NoExecutor()).run_forever(stop)
+    warned = [r.getMessage() for r in caplog.records if "Another scheduler" in r.getMessage()]
+    if engine.dialect.name == "sqlite":
+        assert len(warned) == 1 and f"job {first}" in warned[0]
+    else:
+        assert warned == []
+
+
+def test_a_crashed_scheduler_of_this_host_is_not_taken_for_a_second_one(
+        sqlite_engine: Engine, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+    import subprocess
+
+    from statewright.core.clock import utcnow
+    from statewright.db.repositories import jobs as job_repo
+    from statewright.services.scheduler.scheduler import HOSTNAME, Scheduler
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    with transaction(sqlite_engine) as conn:
+        conn.execute(job_table.update().values(status="stopped"))
+        job_repo.register(conn, job_type="scheduler", hostname=HOSTNAME, pid=gone.pid,
+                          capacity=None, now=utcnow())
+
+    class NoExecutor:
+        identity = "none"
+
+        def slots_available(self) -> int:
+            return 0
+
+        def queue_workloads(self, ti_ids: Any) -> None:
+            raise AssertionError("nothing is queued")
+
+    stop = threading.Event()
+    stop.set()
+    with caplog.at_level(logging.WARNING, logger="statewright.scheduler"):
+        Scheduler(sqlite_engine, NoExecutor()).run_forever(stop)
+    assert not [r for r in caplog.records if "Another scheduler" in r.getMessage()]

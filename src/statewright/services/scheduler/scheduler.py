@@ -148,6 +148,7 @@ class Scheduler:
         with transaction(self.engine) as conn:
             self.job_id = job_repo.register(conn, job_type="scheduler", hostname=HOSTNAME,
                                             pid=os.getpid(), capacity=None, now=self.clock())
+            self._warn_of_other_schedulers_on_sqlite(conn)
         try:
             self.recover(self.clock())
         except Exception:
@@ -172,6 +173,25 @@ class Scheduler:
             if self._remove_listener:
                 self._remove_listener()
                 self._remove_listener = None
+
+    def _warn_of_other_schedulers_on_sqlite(self, conn: Connection) -> None:
+        """Schedulers serialize their queueing on PostgreSQL only: on SQLite, a second one could
+        pass a pool's or a run's limit. Say so at start."""
+        if conn.dialect.name != "sqlite" or self.config.only_runs is not None:
+            return
+        recent = self.clock() - 2 * self.config.housekeeping_every
+        others = {
+            pk for pk, row in job_repo.get_many(
+                conn, job_repo.alive_ids(conn, "scheduler", recent) - {self.job_id}).items()
+            # a scheduler of this host whose process is gone crashed; it is not running
+            if row.hostname != HOSTNAME or (row.pid and _pid_alive(row.pid))
+        }
+        if others:
+            log.warning(
+                "Another scheduler (job %s) is running on this SQLite database. Run one "
+                "scheduler per SQLite file, or move to PostgreSQL for several: on SQLite, two "
+                "schedulers queueing at once can pass a pool's or a run's limits.",
+                ", ".join(str(i) for i in sorted(others)))
 
     # -- one loop ----------------------------------------------------------------------------
 
