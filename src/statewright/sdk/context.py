@@ -1,12 +1,14 @@
 """The context a task's ``execute`` receives: Airflow's keys, built from in-memory inputs only.
 
-``ti.xcom_pull`` reads from the mapping of upstream return values handed to ``build_context``;
-nothing here touches a database.
+``ti.xcom_pull`` reads from the upstream values handed to ``build_context``; ``ti.xcom_push``
+collects this try's values, which the worker stores with the try's outcome. Nothing here touches
+a database.
 """
 
 from __future__ import annotations
 
 import contextvars
+import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -50,6 +52,10 @@ class RuntimeTaskInstance:
     max_tries: int
     map_index: int = -1
     xcoms: dict[str, Any] = field(default_factory=dict, repr=False)
+    upstream_pushed: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    """Values upstream tasks pushed under keys of their own: task id -> key -> value."""
+    pushed: dict[str, Any] = field(default_factory=dict, repr=False)
+    """What this try pushed (``xcom_push``): stored with the try's outcome, whatever it is."""
     skipped_task_ids: list[str] = field(default_factory=list)
     # A sensor in reschedule mode: when this try first poked, and how often it has poked.
     first_poke_at: datetime | None = None
@@ -72,8 +78,9 @@ class RuntimeTaskInstance:
         """Return value(s) of task(s) of this run: one value for a str, a list for a list.
 
         As in Airflow 3, ``task_ids=None`` means this task itself. A task that stored nothing
-        gives ``default``. A ``key`` other than ``return_value`` reads that item of a dict
-        return value (what ``multiple_outputs`` stores under separate keys in Airflow).
+        gives ``default``. A ``key`` other than ``return_value`` reads what the task pushed under
+        that key (``xcom_push``), else that item of a dict return value (what
+        ``multiple_outputs`` stores under separate keys in Airflow).
         """
         if dag_id not in (None, self.dag_id) or include_prior_dates:
             raise NotImplementedError(
@@ -86,6 +93,11 @@ class RuntimeTaskInstance:
         return values[0] if single else values
 
     def _pull_one(self, task_id: str, key: str, default: Any) -> Any:
+        if key != XCOM_RETURN_KEY:
+            pushed = self.pushed if task_id == self.task_id else self.upstream_pushed.get(
+                task_id, {})
+            if key in pushed:
+                return pushed[key]
         if task_id not in self.xcoms:
             return default
         value = self.xcoms[task_id]
@@ -96,11 +108,27 @@ class RuntimeTaskInstance:
         return default
 
     def xcom_push(self, key: str, value: Any) -> None:
-        raise NotImplementedError(
-            f"task {self.task_id!r}: ti.xcom_push is not supported. Return the value from the "
-            "task instead (a dict when there are several); downstream tasks read it with "
-            "xcom_pull(task_ids=..., key=...) or through the task's output."
-        )
+        """Store ``value`` under ``key`` for this task instance (Airflow's ``ti.xcom_push``).
+
+        It is written with the try's outcome, whether the try succeeds or not; a new try of the
+        task starts without the previous try's values. Downstream tasks read it with
+        ``ti.xcom_pull(task_ids=..., key=...)``. The value must be JSON (str, int, float, bool,
+        None, lists and dicts of those).
+        """
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"task {self.task_id!r}: xcom_push needs a non-empty str key, "
+                             f"got {key!r}")
+        if key == XCOM_RETURN_KEY:
+            raise ValueError(f"task {self.task_id!r}: the key {XCOM_RETURN_KEY!r} holds what "
+                             "the task returns; return the value instead of pushing it")
+        try:
+            stored = json.loads(json.dumps(value, allow_nan=False))
+        except (TypeError, ValueError, RecursionError):
+            raise TypeError(
+                f"task {self.task_id!r}: xcom_push({key!r}, ...) got a value of type "
+                f"{type(value).__name__} that cannot be stored as JSON; push plain data (str, "
+                "int, float, bool, None, list, dict)") from None
+        self.pushed[key] = stored
 
     def skip_downstream(self, task_ids: Iterable[str]) -> None:
         """Ask for tasks of this run to be marked skipped when this try succeeds."""
@@ -122,6 +150,7 @@ def build_context(
     max_tries: int,
     xcoms: dict[str, Any],
     map_index: int = -1,
+    pushed_xcoms: dict[str, dict[str, Any]] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Context:
     """The context of one try of ``task`` in the run ``run_id``.
@@ -141,6 +170,7 @@ def build_context(
         max_tries=max_tries,
         map_index=map_index,
         xcoms=dict(xcoms),
+        upstream_pushed={k: dict(v) for k, v in (pushed_xcoms or {}).items()},
     )
     dag_run = DagRunInfo(
         dag_id=dag.dag_id,

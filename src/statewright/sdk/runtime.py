@@ -94,6 +94,14 @@ def resume_task(
 def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti = context["ti"]
     ti.skipped_task_ids.clear()
+    outcome = _outcome(task, context, call)
+    if ti.pushed:  # stored with the outcome, whatever it is (as Airflow writes them at once)
+        outcome.extra["xcoms"] = dict(ti.pushed)
+    return outcome
+
+
+def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
+    ti = context["ti"]
     try:
         with current_context(context), _resolved_inputs(task, context), _timeout(task):
             value = call()

@@ -42,6 +42,56 @@ def set_return_values(conn: Connection, rows: Sequence[tuple[int, str, Any]],
     )
 
 
+@functools.cache
+def _delete_keys() -> Any:
+    return delete(xcom).where(
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.key).in_(
+            bindparam("triples", expanding=True)))
+
+
+def set_values(conn: Connection, rows: Sequence[tuple[int, str, str, Any]],
+               now: datetime) -> None:
+    """(dag_run_id, task_id, key, value) → replace each task's value under that key (what a try
+    pushed with ``ti.xcom_push``)."""
+    if not rows:
+        return
+    conn.execute(_delete_keys(), {"triples": [(r, t, k) for r, t, k, _ in rows]})
+    conn.execute(_INSERT_XCOM, [{"dag_run_id": r, "task_id": t, "key": k, "value": v,
+                                 "created_at": now} for r, t, k, v in rows])
+
+
+@functools.cache
+def _delete_tasks() -> Any:
+    return delete(xcom).where(
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(bindparam("pairs", expanding=True)))
+
+
+def clear_tasks(conn: Connection, pairs: Iterable[tuple[int, str]]) -> None:
+    """Every value of these (dag_run_id, task_id): a new try starts without the last one's."""
+    wanted = list(set(pairs))
+    if wanted:
+        conn.execute(_delete_tasks(), {"pairs": wanted})
+
+
+@functools.cache
+def _get_all() -> Any:
+    return select(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.key, xcom.c.value).where(
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(bindparam("pairs", expanding=True)))
+
+
+def get_values(conn: Connection, pairs: Iterable[tuple[int, str]]
+               ) -> dict[tuple[int, str], dict[str, Any]]:
+    """(dag_run_id, task_id) → every key it stored → value (its return value under
+    ``return_value``)."""
+    wanted = list(set(pairs))
+    if not wanted:
+        return {}
+    out: dict[tuple[int, str], dict[str, Any]] = {}
+    for r in conn.execute(_get_all(), {"pairs": wanted}).all():
+        out.setdefault((r.dag_run_id, r.task_id), {})[r.key] = r.value
+    return out
+
+
 def get_return_values(
     conn: Connection, pairs: Iterable[tuple[int, str]]
 ) -> dict[tuple[int, str], Any]:

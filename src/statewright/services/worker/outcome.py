@@ -130,6 +130,11 @@ def _after_apply(conn: Connection, results: Sequence[TryResult],
     lost = [(r.ti_id, r.try_number) for r in results if r.ti_id not in reached]
     if lost:
         settle_stopped_tries(conn, lost, now=now, actor=actor, why="reported its end after that")
+    # What the tries pushed (ti.xcom_push), kept whatever the outcome, as Airflow writes them
+    # when pushed; a try whose outcome was not applied (it lost its task instance) keeps none.
+    xcom_repo.set_values(conn, [
+        (r.dag_run_id, r.task_id, key, value) for r in results if r.ti_id in reached
+        for key, value in ((r.extra or {}).get("xcoms") or {}).items()], now)
     caching.store_results(conn, results, reached, now)
     callbacks.record_reports(conn, results, reached, now=now, actor=actor)
 

@@ -37,6 +37,8 @@ class Workload:
     conf: dict[str, Any]
     run_type: str
     xcoms: dict[str, Any] = field(default_factory=dict)
+    pushed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What direct upstream tasks pushed under keys of their own: task id -> key -> value."""
     next_method: str | None = None
     next_kwargs: Any = None
     log_path: str | None = None
@@ -114,20 +116,30 @@ def start_tries(
         task = view.tasks.get(r.task_id)
         for up in (task.upstream if task else ()):
             wanted.append((r.dag_run_id, up))
-    values_by_key = xcom_repo.get_return_values(conn, wanted)
+    # A new try (a retry) starts without what the previous try stored (Airflow clears the task
+    # instance's XComs when a try starts); a resumed or rescheduled try keeps them.
+    xcom_repo.clear_tasks(conn, [(r.dag_run_id, r.task_id) for r in rows
+                                 if not _continues_try(r) and r.try_number >= 1])
+    stored = xcom_repo.get_values(conn, wanted)
     for r, view in plan:
         task = view.tasks.get(r.task_id)
         continues = _continues_try(r)
         try_number = r.try_number + (0 if continues else 1)
-        xcoms = {up: values_by_key[(r.dag_run_id, up)]
-                 for up in (task.upstream if task else ())
-                 if (r.dag_run_id, up) in values_by_key}
+        xcoms: dict[str, Any] = {}
+        pushed: dict[str, dict[str, Any]] = {}
+        for up in (task.upstream if task else ()):
+            values = stored.get((r.dag_run_id, up), {})
+            if _RETURN in values:
+                xcoms[up] = values[_RETURN]
+            keys = {k: v for k, v in values.items() if k != _RETURN}
+            if keys:
+                pushed[up] = keys
         out.append(Workload(
             ti_id=r.id, dag_id=r.dag_id, run_id=r.run_id, task_id=r.task_id,
             dag_run_id=r.dag_run_id, try_number=try_number, max_tries=r.max_tries,
             fileloc=view.fileloc, logical_date=r.logical_date,
             data_interval_start=r.data_interval_start, data_interval_end=r.data_interval_end,
-            conf=dict(r.conf or {}), run_type=r.run_type, xcoms=xcoms,
+            conf=dict(r.conf or {}), run_type=r.run_type, xcoms=xcoms, pushed=pushed,
             next_method=r.next_method, next_kwargs=r.next_kwargs,
             log_path=log_path_for(logs_folder, r.dag_id, r.run_id, r.task_id, try_number),
             execution_timeout=task.execution_timeout if task else None,
@@ -135,6 +147,9 @@ def start_tries(
             poke_count=int(r.poke_count or 0) if continues else 0,
         ))
     return out
+
+
+_RETURN = "return_value"
 
 
 def _continues_try(row: Any) -> bool:
