@@ -96,3 +96,28 @@ def test_the_grid_marks_setup_and_teardown_tasks(page: Any, ui_server: UiServer)
     assert teardown.locator(".role").inner_text() == "teardown"
     assert "teardown task" in (teardown.get_attribute("title") or "")
     assert page.locator("table.grid th.task[data-task-id='run_job'] .role").count() == 0
+
+
+def _push_counts(ti: Any) -> str:
+    ti.xcom_push(key="row_count", value=42)
+    return "s3://bucket/out.csv"
+
+
+def test_the_task_panel_shows_what_the_task_stored(page: Any, ui_server: UiServer) -> None:
+    from statewright.sdk import DAG, PythonOperator
+
+    with DAG("with_xcoms") as dag:
+        PythonOperator(task_id="export", python_callable=_push_counts)
+    run = dag.test(engine=ui_server.engine)
+    assert run.state.value == "success"
+    entries = httpx.get(f"{ui_server.url}/api/v1/dags/with_xcoms/dagRuns/"
+                        f"{quote(run.run_id, safe='')}/taskInstances/export/xcomEntries").json()
+    assert [(e["key"], e["value"]) for e in entries["xcom_entries"]] == [
+        ("return_value", "s3://bucket/out.csv"), ("row_count", 42)]
+    page.goto(f"{ui_server.url}/dags/with_xcoms/runs/{quote(run.run_id, safe='')}")
+    page.locator("#tis tbody tr[data-task-id='export']").click()
+    page.locator("#panel-xcoms").wait_for()
+    rows = page.locator("#panel-xcoms tr")
+    assert rows.count() == 2
+    assert "42" in page.inner_text("#panel-xcoms tr[data-key='row_count']")
+    assert "s3://bucket/out.csv" in page.inner_text("#panel-xcoms tr[data-key='return_value']")

@@ -23,6 +23,7 @@ from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import import_errors as import_error_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
+from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.worker.workload import log_path_for
 
 RECENT_RUNS = 10
@@ -239,6 +240,14 @@ def task_instance_history(conn: Connection, dag_id: str, run_id: str, task_id: s
     rows = transitions_log.for_task_instance(conn, row.id)
     return s.TransitionCollection(transitions=[_transition(r) for r in rows],
                                   total_entries=len(rows))
+
+
+def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str
+                 ) -> s.XComCollection:
+    _, row = ti_row(conn, dag_id, run_id, task_id)
+    entries = [s.XComEntry(key=r.key, value=r.value, timestamp=r.created_at)
+               for r in xcom_repo.entries(conn, row.dag_run_id, task_id)]
+    return s.XComCollection(xcom_entries=entries, total_entries=len(entries))
 
 
 def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_number: int, *,

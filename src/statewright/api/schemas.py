@@ -324,3 +324,14 @@ class ControlResult(BaseModel):
     unchanged: list[dict[str, str]] = Field(default_factory=list)
     results_deleted_for: list[str] = Field(default_factory=list)
     description: list[str] = Field(description="The plan in words (as the CLI prints it).")
+
+
+class XComEntry(BaseModel):
+    key: str
+    value: Any = Field(description="The stored JSON value.")
+    timestamp: datetime
+
+
+class XComCollection(BaseModel):
+    xcom_entries: list[XComEntry]
+    total_entries: int

@@ -112,3 +112,14 @@ def test_unknown_task_is_404(client: TestClient, failed_run: tuple[str, str]) ->
         res = client.get(url)
         assert res.status_code == 404, url
         assert "has no task 'nope'" in res.json()["detail"]
+
+
+def test_xcom_entries_of_a_task_instance(client: TestClient,
+                                         failed_run: tuple[str, str]) -> None:
+    dag_id, run_id = failed_run
+    # extract failed (it stored nothing); the others returned nothing.
+    empty = client.get(run_url(dag_id, run_id) + "/taskInstances/extract/xcomEntries")
+    assert empty.status_code == 200 and empty.json() == {"xcom_entries": [],
+                                                          "total_entries": 0}
+    missing = client.get(run_url(dag_id, run_id) + "/taskInstances/nope/xcomEntries")
+    assert missing.status_code == 404 and "nope" in missing.json()["detail"]

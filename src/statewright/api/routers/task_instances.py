@@ -40,6 +40,14 @@ def task_instance_history(request: Request, dag_id: str, run_id: str, task_id: s
         return reads.task_instance_history(conn, dag_id, run_id, task_id)
 
 
+@router.get(_TI + "/{task_id}/xcomEntries", response_model=s.XComCollection)
+def xcom_entries(request: Request, dag_id: str, run_id: str, task_id: str) -> s.XComCollection:
+    """What the task instance stored: its return value (key ``return_value``) and the values
+    it pushed under keys of its own (``ti.xcom_push``)."""
+    with reading(request) as conn:
+        return reads.xcom_entries(conn, dag_id, run_id, task_id)
+
+
 @router.get(_TI + "/{task_id}/logs/{try_number}", response_model=s.TaskLog,
             responses={200: {"content": {"text/plain": {}}}})
 def task_log(

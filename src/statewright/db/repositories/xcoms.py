@@ -105,3 +105,12 @@ def get_return_values(
 def clear_for(conn: Connection, dag_run_id: int, task_ids: Iterable[str]) -> None:
     conn.execute(delete(xcom).where(xcom.c.dag_run_id == dag_run_id,
                                     xcom.c.task_id.in_(list(task_ids))))
+
+
+def entries(conn: Connection, dag_run_id: int, task_id: str) -> list[Any]:
+    """Every value a task instance stored, its return value first, then by key."""
+    return list(conn.execute(
+        select(xcom.c.key, xcom.c.value, xcom.c.created_at)
+        .where(xcom.c.dag_run_id == dag_run_id, xcom.c.task_id == task_id)
+        .order_by((xcom.c.key != "return_value"), xcom.c.key)
+    ).all())

@@ -343,6 +343,7 @@ class TaskPanel {
     this.key = { dagId, runId, taskId };
     this.selectedTry = null;
     this.snapshot = null;
+    this.xcoms = [];
     this.logCache.clear();
     this.box.hidden = false;
     if (initial) this.render(initial.ti, initial.history);
@@ -350,13 +351,18 @@ class TaskPanel {
     const key = this.key;
     this.stopPoll = poll(async () => {
       if (this.key !== key) return 0;
-      const [ti, history] = await Promise.all([
+      const [ti, history, xcoms] = await Promise.all([
         api(tiPath(dagId, runId, taskId)),
         api(tiPath(dagId, runId, taskId) + "/history"),
+        api(tiPath(dagId, runId, taskId) + "/xcomEntries"),
       ]);
       if (this.key !== key) return 0;
-      const snapshot = JSON.stringify([ti, history]);
-      if (snapshot !== this.snapshot) { this.snapshot = snapshot; this.render(ti, history); }
+      const snapshot = JSON.stringify([ti, history, xcoms]);
+      if (snapshot !== this.snapshot) {
+        this.snapshot = snapshot;
+        this.xcoms = xcoms.xcom_entries;
+        this.render(ti, history);
+      }
       return FINISHED_TI.has(ti.state) ? IDLE_MS * 3 : LIVE_MS;
     }, initial ? (FINISHED_TI.has(initial.ti.state) ? IDLE_MS * 3 : LIVE_MS) : 0);
   }
@@ -422,7 +428,12 @@ class TaskPanel {
       triesBox.append(el("p", { class: "muted small" }, "No try has started yet."));
     }
     this.history = history;
-    this.box.replaceChildren(...[head, stateLine, message, facts, actions, triesBox,
+    const xcomBox = this.xcoms && this.xcoms.length ? el("div", { id: "panel-xcoms" },
+      el("h3", {}, "XCom"),
+      el("table", { class: "xcoms" }, el("tbody", {}, ...this.xcoms.map((x) => el("tr",
+        { dataset: { key: x.key } }, el("th", { class: "mono" }, x.key),
+        el("td", {}, el("code", {}, JSON.stringify(x.value)))))))) : null;
+    this.box.replaceChildren(...[head, stateLine, message, facts, actions, xcomBox, triesBox,
       el("h3", {}, "State history"), historyTable(history.transitions)].filter(Boolean));
   }
 
