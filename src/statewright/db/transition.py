@@ -157,13 +157,6 @@ def _emit(conn: Connection, events: list[TransitionEvent], message: str | None =
         after_commit(conn, lambda: _dispatch(events))
 
 
-def _seconds_between(conn: Connection, start: ColumnElement[Any], now: datetime) -> Any:
-    if conn.dialect.name == "sqlite":
-        naive = now.replace(tzinfo=None).isoformat(sep=" ")
-        return (func.julianday(literal(naive)) - func.julianday(start)) * 86400.0
-    return func.extract("epoch", literal(now) - start)
-
-
 # -- creation -------------------------------------------------------------------------------
 
 
@@ -417,26 +410,17 @@ def set_task_instance_state(
         return result
 
     fence_mode = "pairs" if pairs is not None else ("try" if try_number is not None else "ids")
-    stmts: list[tuple[TaskInstanceState, Any, dict[str, Any] | None]]
-    if any(isinstance(v, ClauseElement) for v in extra.values()):
-        stmts = [(f, _build_ti_update(conn, to, f, fence_mode, increment_try, name, message,
-                                      extra, now, pairs, id_list, try_number), None)
-                 for f in froms]
+    stmt, params = _ti_update(conn, to, fence_mode, increment_try, name, message, extra, now)
+    if pairs is not None:
+        params["w_pairs"] = pairs
     else:
-        stmt, params = _cached_ti_update(conn, to, fence_mode, increment_try, name, message,
-                                         extra, now)
-        if pairs is not None:
-            params["w_pairs"] = pairs
-        else:
-            params["w_ids"] = id_list
-            if try_number is not None:
-                params["w_try"] = try_number
-        stmts = [(f, stmt, {**params, "w_from": f.value}) for f in froms]
+        params["w_ids"] = id_list
+        if try_number is not None:
+            params["w_try"] = try_number
 
     events: list[TransitionEvent] = []
-    for f, stmt, bound in stmts:
-        rows = conn.execute(stmt, bound).all() if bound is not None else conn.execute(
-            stmt).all()
+    for f in froms:
+        rows = conn.execute(stmt, {**params, "w_from": f.value}).all()
         for row in rows:
             result.changed.append(row.id)
             events.append(
@@ -491,10 +475,9 @@ def _ti_sets(to: TaskInstanceState, increment_try: bool, name: StateName | None,
     return plain, exprs
 
 
-def _ti_exprs(conn: Connection, keys: Collection[str], increment_try: bool,
-              now: datetime | None) -> dict[str, Any]:
-    """The expressions of ``_ti_sets``; with ``now`` None, the moment is the bound parameter
-    ``e_now`` and the state names ``e_retrying`` / ``e_running``."""
+def _ti_exprs(conn: Connection, keys: Collection[str], increment_try: bool) -> dict[str, Any]:
+    """The expressions of ``_ti_sets``: the moment is the bound parameter ``e_now``, the state
+    names ``e_retrying`` / ``e_running``."""
     c = task_instance.c
     new_try = c.try_number + 1 if increment_try else c.try_number
     out: dict[str, Any] = {}
@@ -502,13 +485,10 @@ def _ti_exprs(conn: Connection, keys: Collection[str], increment_try: bool,
         if k == "try_number":
             out[k] = c.try_number + 1
         elif k == "state_name":
-            out[k] = (case((new_try > 1, StateName.RETRYING.value),
-                           else_=StateName.RUNNING.value) if now is not None else
-                      case((new_try > 1, bindparam("e_retrying")), else_=bindparam("e_running")))
+            out[k] = case((new_try > 1, bindparam("e_retrying")), else_=bindparam("e_running"))
         elif k == "duration":
             out[k] = case((c.start_date.is_(None), None),
-                          else_=_seconds_between(conn, c.start_date, now) if now is not None
-                          else _seconds_between_param(conn, c.start_date))
+                          else_=_seconds_between(conn, c.start_date))
         else:  # pragma: no cover - _ti_sets names no other
             raise AssertionError(k)
     return out
@@ -518,48 +498,32 @@ _RETURNING = (task_instance.c.id, task_instance.c.dag_id, task_instance.c.run_id
               task_instance.c.task_id, task_instance.c.try_number, task_instance.c.state_name)
 
 
-def _build_ti_update(conn: Connection, to: TaskInstanceState, f: TaskInstanceState, fence: str,
-                     increment_try: bool, name: StateName | None, message: str | None,
-                     extra: Mapping[str, Any], now: datetime,
-                     pairs: list[tuple[int, int]] | None, id_list: list[int],
-                     try_number: int | None) -> Any:
-    """The statement built for one call (callers' values hold SQL expressions)."""
-    c = task_instance.c
-    plain, exprs = _ti_sets(to, increment_try, name, now)
-    sets = {**plain, **_ti_exprs(conn, exprs - extra.keys(), increment_try, now),
-            "state_message": message, **extra}
-    stmt = update(task_instance).where(c.state == f.value)
-    if fence == "pairs":
-        assert pairs is not None
-        stmt = stmt.where(tuple_(c.id, c.try_number).in_(pairs))
-    else:
-        stmt = stmt.where(c.id.in_(id_list))
-        if fence == "try":
-            stmt = stmt.where(c.try_number == try_number)
-    return stmt.values(**sets).returning(*_RETURNING)
-
-
 _ti_updates: dict[tuple[Any, ...], Any] = {}
 _ti_updates_lock = threading.Lock()
 
 
-def _cached_ti_update(conn: Connection, to: TaskInstanceState, fence: str, increment_try: bool,
-                      name: StateName | None, message: str | None, extra: Mapping[str, Any],
-                      now: datetime) -> tuple[Any, dict[str, Any]]:
-    """The compare-and-set statement for this shape of change, built once and reused with
-    bound parameters (building a statement costs more than SQLite takes to run it), and its
-    parameters. A shape is the target, the fence, the columns set and which of them hold
-    expressions of the row."""
+def _ti_update(conn: Connection, to: TaskInstanceState, fence: str, increment_try: bool,
+               name: StateName | None, message: str | None, extra: Mapping[str, Any],
+               now: datetime) -> tuple[Any, dict[str, Any]]:
+    """The compare-and-set statement for this shape of change and its parameters.
+
+    The values are bound parameters, so a shape's statement is built once and reused (building
+    a statement costs more than SQLite takes to run it). A shape is the fence, whether a try
+    starts, the columns set and which of them are expressions of the row. A caller's value
+    that is itself an SQL expression goes into the statement, which is then built for the
+    call alone."""
     plain, expr_set = _ti_sets(to, increment_try, name, now)
     plain["state_message"] = message
-    plain.update(extra)
+    inline = {k: v for k, v in extra.items() if isinstance(v, ClauseElement)}
+    plain.update({k: v for k, v in extra.items() if k not in inline})
     exprs = tuple(sorted(expr_set - extra.keys()))
     key = (conn.dialect.name, fence, increment_try, exprs, tuple(sorted(plain)))
-    stmt = _ti_updates.get(key)
+    stmt = None if inline else _ti_updates.get(key)
     if stmt is None:
         c = task_instance.c
         sets: dict[str, Any] = {k: bindparam(f"v_{k}", type_=c[k].type) for k in plain}
-        sets.update(_ti_exprs(conn, exprs, increment_try, None))
+        sets.update(_ti_exprs(conn, exprs, increment_try))
+        sets.update(inline)
         stmt = update(task_instance).where(c.state == bindparam("w_from"))
         if fence == "pairs":
             stmt = stmt.where(tuple_(c.id, c.try_number).in_(
@@ -569,8 +533,9 @@ def _cached_ti_update(conn: Connection, to: TaskInstanceState, fence: str, incre
             if fence == "try":
                 stmt = stmt.where(c.try_number == bindparam("w_try"))
         stmt = stmt.values(sets).returning(*_RETURNING)
-        with _ti_updates_lock:
-            stmt = _ti_updates.setdefault(key, stmt)
+        if not inline:
+            with _ti_updates_lock:
+                stmt = _ti_updates.setdefault(key, stmt)
     params = {f"v_{k}": v for k, v in plain.items()}
     if "state_name" in exprs:
         params["e_retrying"] = StateName.RETRYING.value
@@ -581,8 +546,8 @@ def _cached_ti_update(conn: Connection, to: TaskInstanceState, fence: str, incre
     return stmt, params
 
 
-def _seconds_between_param(conn: Connection, start: ColumnElement[Any]) -> Any:
-    """``_seconds_between`` with the moment as the bound parameter ``e_now``."""
+def _seconds_between(conn: Connection, start: ColumnElement[Any]) -> Any:
+    """Seconds from ``start`` to the bound parameter ``e_now``."""
     if conn.dialect.name == "sqlite":
         return (func.julianday(bindparam("e_now", type_=String())) - func.julianday(start)) \
             * 86400.0
