@@ -328,6 +328,18 @@ def test_a_full_pool_of_high_priority_tasks_does_not_starve_another_pool(
     assert {v for k, v in states.items() if k.startswith("hot")} == {"scheduled"}
 
 
+class NoExecutor:
+    """An executor with no free slot: the scheduler registers, recovers and queues nothing."""
+
+    identity = "none"
+
+    def slots_available(self) -> int:
+        return 0
+
+    def queue_workloads(self, ti_ids: Any) -> None:
+        raise AssertionError("nothing is queued")
+
+
 def test_a_second_scheduler_on_sqlite_is_warned_of(engine: Engine,
                                                    caplog: pytest.LogCaptureFixture) -> None:
     """On SQLite the schedulers do not serialize their queueing: starting a second one says so.
@@ -337,15 +349,6 @@ def test_a_second_scheduler_on_sqlite_is_warned_of(engine: Engine,
     from statewright.core.clock import utcnow
     from statewright.db.repositories import jobs as job_repo
     from statewright.services.scheduler.scheduler import Scheduler
-
-    class NoExecutor:
-        identity = "none"
-
-        def slots_available(self) -> int:
-            return 0
-
-        def queue_workloads(self, ti_ids: Any) -> None:
-            raise AssertionError("nothing is queued")
 
     with transaction(engine) as conn:
         first = job_repo.register(conn, job_type="scheduler", hostname="elsewhere", pid=1,
@@ -376,15 +379,6 @@ def test_a_crashed_scheduler_of_this_host_is_not_taken_for_a_second_one(
         conn.execute(job_table.update().values(status="stopped"))
         job_repo.register(conn, job_type="scheduler", hostname=HOSTNAME, pid=gone.pid,
                           capacity=None, now=utcnow())
-
-    class NoExecutor:
-        identity = "none"
-
-        def slots_available(self) -> int:
-            return 0
-
-        def queue_workloads(self, ti_ids: Any) -> None:
-            raise AssertionError("nothing is queued")
 
     stop = threading.Event()
     stop.set()

@@ -112,41 +112,42 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
                          pool_repo.DEFAULT_POOL_SLOTS)
         scheduler._default_pool_checked = True  # type: ignore[attr-defined]
     if is_postgres(scheduler.engine):
-        return _queue_in_critical_section(scheduler, now, slots)
-    # SQLite (one scheduler): the choice is made on a snapshot, outside the write lock: while
-    # the write transaction waits, tries only end (freeing slots) and task instances only
-    # become candidates, so a choice from the snapshot never overfills a pool or a run. The
-    # compare-and-set from scheduled leaves out any chosen one that moved meanwhile.
-    with read_snapshot(scheduler.engine) as conn:
-        chosen = _choose(scheduler, conn, slots)
-    if not chosen:
-        return 0
-    with transaction(scheduler.engine) as conn:
-        res = door.set_task_instance_state(
-            conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
-            values={"executor": getattr(scheduler.executor, "identity", None)})
-    if res.changed:
-        scheduler.executor.queue_workloads(res.changed)
-    return len(res.changed)
+        changed = _queue_in_critical_section(scheduler, now, slots)
+    else:
+        # SQLite (one scheduler): the choice is made on a snapshot, outside the write lock:
+        # while the write transaction waits, tries only end (freeing slots) and task instances
+        # only become candidates, so a choice from the snapshot never overfills a pool or a
+        # run. The compare-and-set from scheduled leaves out any chosen one that moved
+        # meanwhile.
+        with read_snapshot(scheduler.engine) as conn:
+            chosen = _choose(scheduler, conn, slots)
+        if not chosen:
+            return 0
+        with transaction(scheduler.engine) as conn:
+            changed = _mark_queued(scheduler, conn, chosen, now)
+    if changed:
+        scheduler.executor.queue_workloads(changed)
+    return len(changed)
 
 
-def _queue_in_critical_section(scheduler: Scheduler, now: datetime, slots: int) -> int:
+def _queue_in_critical_section(scheduler: Scheduler, now: datetime, slots: int) -> list[int]:
     """PostgreSQL, where several schedulers may queue at once: count and choose inside one
     transaction that holds the pool rows, so no two schedulers count the same open slot."""
     with read_snapshot(scheduler.engine) as conn:
         if not sched_repo.any_queue_candidate(conn):
-            return 0
+            return []  # nothing to queue: no lock taken
     with transaction(scheduler.engine) as conn:
         pool_repo.lock_for_queueing(conn)
         chosen = _choose(scheduler, conn, slots)
-        if not chosen:
-            return 0
-        res = door.set_task_instance_state(
-            conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
-            values={"executor": getattr(scheduler.executor, "identity", None)})
-    if res.changed:
-        scheduler.executor.queue_workloads(res.changed)
-    return len(res.changed)
+        return _mark_queued(scheduler, conn, chosen, now) if chosen else []
+
+
+def _mark_queued(scheduler: Scheduler, conn: Any, chosen: list[int], now: datetime
+                 ) -> list[int]:
+    """scheduled → queued for this scheduler's executor (compare-and-set); what changed."""
+    return door.set_task_instance_state(
+        conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
+        values={"executor": getattr(scheduler.executor, "identity", None)}).changed
 
 
 def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
