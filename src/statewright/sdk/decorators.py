@@ -251,14 +251,21 @@ class _TaskDecoratorFactory:
 task = _TaskDecoratorFactory()
 
 
-def _as_task_decorator(function: Any, which: str) -> _TaskDecorator:
+def _as_task_decorator(function: Any, which: str, other: str) -> _TaskDecorator:
+    """``function`` as a ``@task`` to mark ``which`` (setup / teardown); it may not already be
+    marked ``other``."""
     if isinstance(function, _TaskDecorator):
-        return function
-    if inspect.isfunction(function):
-        return task(function)  # type: ignore[no-any-return]
-    raise DagDefinitionError(
-        f"@{which} must decorate a function or a @task function, got {function!r}."
-    )
+        decorated = function
+    elif inspect.isfunction(function):
+        decorated = task(function)
+    else:
+        raise DagDefinitionError(
+            f"@{which} must decorate a function or a @task function, got {function!r}.")
+    if getattr(decorated, f"is_{other}"):
+        raise DagDefinitionError(
+            f"Cannot mark task {decorated.function.__name__!r} as {which}; task is already a "
+            f"{other}.")
+    return decorated
 
 
 def setup(python_callable: Callable[..., Any]) -> _TaskDecorator:
@@ -269,12 +276,7 @@ def setup(python_callable: Callable[..., Any]) -> _TaskDecorator:
         @setup
         def create_cluster(): ...
     """
-    decorated = _as_task_decorator(python_callable, "setup")
-    if decorated.is_teardown:
-        raise DagDefinitionError(
-            f"Cannot mark task {decorated.function.__name__!r} as setup; task is already a "
-            "teardown."
-        )
+    decorated = _as_task_decorator(python_callable, "setup", "teardown")
     decorated.is_setup = True
     return decorated
 
@@ -297,12 +299,7 @@ def teardown(
         )
 
     def mark(function: Callable[..., Any]) -> _TaskDecorator:
-        decorated = _as_task_decorator(function, "teardown")
-        if decorated.is_setup:
-            raise DagDefinitionError(
-                f"Cannot mark task {decorated.function.__name__!r} as teardown; task is already "
-                "a setup."
-            )
+        decorated = _as_task_decorator(function, "teardown", "setup")
         decorated.is_teardown = True
         decorated.on_failure_fail_dagrun = on_failure_fail_dagrun
         return decorated
