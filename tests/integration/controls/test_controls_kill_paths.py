@@ -282,9 +282,12 @@ def test_pause_mid_flight_then_resume(stack: Any, allowed: Any) -> None:
     stack.wait_run("paced", "success")
     allowed(stack.history("paced"))
     stack.wait(lambda: stack.mark("dag-success-r1").exists(), why="the DAG success callback")
-    with stack.engine.connect() as conn:
-        stack.wait(lambda: [c.status for c in outbox.for_run(conn, stack.run("paced").id)]
-                   == ["done"], why="the callback recorded")
+
+    def recorded() -> bool:  # a new connection each time: one read transaction keeps its snapshot
+        with stack.engine.connect() as conn:
+            return [c.status for c in outbox.for_run(conn, stack.run("paced").id)] == ["done"]
+
+    stack.wait(recorded, why="the callback recorded")
 
 
 def test_cached_through_the_task_process_pipe_and_crashed(stack: Any) -> None:
