@@ -342,3 +342,7 @@ dag_callback = Table(
     Column("error", Text, nullable=True),
     Index(None, "status", "created_at"),
 )
+
+
+# Tables of later capabilities live in modules of their own, on the same metadata.
+from statewright.db import tables_auth, tables_secrets, tables_templating  # noqa: E402, F401
