@@ -345,4 +345,10 @@ dag_callback = Table(
 
 
 # Tables of later capabilities live in modules of their own, on the same metadata.
-from statewright.db import tables_assets, tables_auth, tables_flows, tables_secrets, tables_templating  # noqa: E402, F401
+from statewright.db import (  # noqa: E402, F401
+    tables_assets,
+    tables_auth,
+    tables_flows,
+    tables_secrets,
+    tables_templating,
+)
