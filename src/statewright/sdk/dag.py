@@ -154,6 +154,7 @@ class DAG:
         self.params = ParamsDict(params)
         self.params.update(ParamsDict(self.default_args.pop("params", None) or {}))
         check_params(self.params, where)
+        _check_required_params(self.params, self.schedule, where)
         self.template_searchpath, self.template_undefined = template_searchpath, template_undefined
         self.user_defined_macros, self.user_defined_filters = (
             user_defined_macros, user_defined_filters)
@@ -403,6 +404,16 @@ def dag(dag_id: str | Callable[..., Any] | None = None, **dag_kwargs: Any) -> Ca
 
 
 # -- helpers --------------------------------------------------------------------------------------
+
+
+def _check_required_params(params: ParamsDict, schedule: Any, where: str) -> None:
+    """Airflow: a scheduled run has no conf, so every param needs a default."""
+    required = [k for k, p in params.to_params().items() if not p.has_value]
+    if schedule is not None and required:
+        raise DagDefinitionError(
+            f"{where}: params {', '.join(map(repr, required))} have no default value, so the "
+            "DAG's schedule must be None (a scheduled run has no conf to give them); give them "
+            "defaults or set schedule=None.")
 
 
 def _describe(task: BaseOperator) -> str:
