@@ -99,8 +99,17 @@ def test_conf_and_run_conf_together_must_agree() -> None:
         dag.test(conf={"a": 1}, run_conf={"a": 2})
 
 
-def test_prev_success_values_are_none_without_an_earlier_run(engine: Engine) -> None:
+def test_prev_success_values_come_from_the_previous_successful_run(engine: Engine) -> None:
     with DAG("prev", schedule=timedelta(days=1), start_date=WHEN) as dag:
-        BashOperator(task_id="b", bash_command="echo [{{ prev_start_date_success }}]")
-    result = dag.test(engine=engine, logical_date=WHEN)
-    assert result.ti("b").return_value == "[None]"
+        BashOperator(task_id="b", bash_command="echo [{{ prev_start_date_success }}]"
+                                                "[{{ prev_end_date_success is none }}]")
+    first = dag.test(engine=engine, logical_date=WHEN, run_id="first")
+    assert first.ti("b").return_value == "[None][True]"
+    second = dag.test(engine=engine, logical_date=WHEN + timedelta(days=1), run_id="second")
+    with engine.connect() as conn:
+        earlier = run_repo.get_by_run_id(conn, "prev", "first")
+    assert earlier.start_date is not None
+    assert second.ti("b").return_value == f"[{earlier.start_date}][False]"
+    # an earlier logical date does not see a later run
+    third = dag.test(engine=engine, logical_date=WHEN - timedelta(days=1), run_id="third")
+    assert third.ti("b").return_value == "[None][True]"

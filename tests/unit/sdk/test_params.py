@@ -66,7 +66,7 @@ def test_a_default_that_violates_its_schema_is_an_import_error() -> None:
     with pytest.raises(DagDefinitionError,
                        match=r"DAG 'd': the default of param 'n' \('x'\) does not satisfy"):
         DAG("d", params={"n": Param("x", type="integer")})
-    with pytest.raises(DagDefinitionError, match="task 't'.*param 'k'"):
+    with pytest.raises(DagDefinitionError, match=r"task 't'.*param 'k'"):
         EmptyOperator(task_id="t", params={"k": Param(0, minimum=1)})
 
 
