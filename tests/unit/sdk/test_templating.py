@@ -246,3 +246,13 @@ def test_render_template_fields_is_airflows_method() -> None:
     with pytest.raises(TemplateRenderError, match="field 'value'"):
         Echo(task_id="u", value="{{ nope }}", dag=dag).render_template_fields(
             _context(dag, task))
+
+
+def test_bash_scripts_are_template_files(tmp_path: Path) -> None:
+    (tmp_path / "hello.sh").write_text('echo "hello {{ ds }}"\n')
+    with DAG("d") as dag:
+        dag.fileloc = str(tmp_path / "dag.py")
+        BashOperator(task_id="t", bash_command="hello.sh")
+        BashOperator(task_id="as_is", bash_command=f"bash {tmp_path / 'hello.sh'} ")
+    assert _run(dag).return_value == "hello 2024-03-05"
+    assert _run(dag, "as_is").return_value == "hello {{ ds }}"
