@@ -27,7 +27,7 @@ import jinja2.nativetypes
 import jinja2.sandbox
 
 from statewright.core.errors import DagDefinitionError
-from statewright.sdk.xcom_arg import DagParam, XComArg
+from statewright.sdk.xcom_arg import DagParam, XComArg, iter_leaves
 
 if TYPE_CHECKING:
     from statewright.sdk.baseoperator import BaseOperator
@@ -323,16 +323,8 @@ def rendered_for_storage(value: Any) -> Any:
 
 
 def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, LiteralValue):
-        return
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
+    """The strings inside ``value`` (not those inside a ``literal``)."""
+    return (item for item in iter_leaves(value) if isinstance(item, str))
 
 
 def check_templates(dag: DAG) -> None:
