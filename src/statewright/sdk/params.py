@@ -150,7 +150,7 @@ class ParamsDict(MutableMapping[str, Any]):
     def get_param(self, key: str) -> Param:
         return self.__dict[key]
 
-    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: Any) -> None:
         other = args[0] if args else {}
         if isinstance(other, ParamsDict):
             self.__dict.update(other.to_params())

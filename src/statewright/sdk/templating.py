@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import jinja2
+import jinja2.exceptions
 import jinja2.nativetypes
 import jinja2.sandbox
 
@@ -231,7 +232,7 @@ def _describe_error(exc: Exception) -> str:
     if isinstance(exc, jinja2.TemplateSyntaxError):
         where = f"{exc.filename or exc.name or 'template'}, line {exc.lineno}"
         return f"template syntax error in {where}: {exc.message}"
-    if isinstance(exc, jinja2.sandbox.SecurityError):
+    if isinstance(exc, jinja2.exceptions.SecurityError):
         return f"blocked by the template sandbox: {exc}"
     if isinstance(exc, jinja2.UndefinedError):
         return f"{exc} (not in the template context)"
