@@ -2,7 +2,8 @@
 
 ``NotFound`` → 404, ``Conflict`` → 409; a body that does not validate → 422 with every problem
 in one sentence (and the pydantic list under ``errors``); ``InvalidTransition`` → 409 naming
-the edge; other statewright errors (a control that cannot be done) → 409.
+the edge; params that do not satisfy their schemas → 400 with ``errors`` (``param``, ``msg``);
+other statewright errors (a control that cannot be done) → 409.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from statewright.core.errors import InvalidTransition, StatewrightError
+from statewright.core.params import ParamValidationError
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +97,11 @@ def install_handlers(app: FastAPI) -> None:
     async def _edge(_: Request, exc: InvalidTransition) -> JSONResponse:
         return _json(409, str(exc), edge={"entity": exc.entity, "from": exc.frm, "to": exc.to,
                                           "actor": exc.actor})
+
+    @app.exception_handler(ParamValidationError)
+    async def _params(_: Request, exc: ParamValidationError) -> JSONResponse:
+        return _json(400, str(exc), errors=[{"param": p.param, "msg": p.message}
+                                            for p in exc.problems])
 
     @app.exception_handler(StatewrightError)
     async def _domain(_: Request, exc: StatewrightError) -> JSONResponse:

@@ -5,13 +5,16 @@ Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, `
 ``BaseOperator``, ``BaseBranchOperator`` and the built-in operators; ``chain`` and
 ``cross_downstream``; ``XComArg``; the exceptions a task raises to skip or fail
 (``SkipTask``/``AirflowSkipException``, ``FailTask``/``AirflowFailException``, ``TaskTimeout``);
-``TriggerRule``; ``get_current_context``. Running a task lives in ``statewright.sdk.runtime``,
+``TriggerRule``; ``get_current_context``; ``Param``, ``ParamsDict`` and ``ParamValidationError``
+(params with a JSON Schema); ``macros`` (Airflow's template macros) and ``literal`` (a value
+a template field passes on unrendered). Running a task lives in ``statewright.sdk.runtime``,
 importing DAG files in ``statewright.sdk.loader``.
 """
 
 from __future__ import annotations
 
 from statewright.core.trigger_rules import TriggerRule
+from statewright.sdk import macros
 from statewright.sdk.baseoperator import BaseOperator, chain, cross_downstream
 from statewright.sdk.branch import BaseBranchOperator
 from statewright.sdk.context import Context, get_current_context
@@ -31,6 +34,8 @@ from statewright.sdk.operators import (
     PythonOperator,
     ShortCircuitOperator,
 )
+from statewright.sdk.params import Param, ParamsDict, ParamValidationError
+from statewright.sdk.templating import literal
 from statewright.sdk.xcom_arg import XComArg
 
 __all__ = [
@@ -44,6 +49,9 @@ __all__ = [
     "Context",
     "EmptyOperator",
     "FailTask",
+    "Param",
+    "ParamValidationError",
+    "ParamsDict",
     "PythonOperator",
     "ShortCircuitOperator",
     "SkipTask",
@@ -54,6 +62,8 @@ __all__ = [
     "cross_downstream",
     "dag",
     "get_current_context",
+    "literal",
+    "macros",
     "setup",
     "task",
     "teardown",

@@ -10,7 +10,7 @@ import abc
 import functools
 import inspect
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
@@ -25,6 +25,7 @@ from statewright.sdk._validation import (
     validate_id,
 )
 from statewright.sdk.hooks import check_cache_args, to_state_hooks
+from statewright.sdk.params import ParamsDict, check_params
 from statewright.sdk.xcom_arg import XComArg, iter_xcom_args
 
 if TYPE_CHECKING:
@@ -96,9 +97,12 @@ class BaseOperator(DependencyMixin, abc.ABC):
     ``max_retry_delay`` accept a ``timedelta`` or a number of seconds.
     """
 
-    # Attributes that may hold XComArgs: they create upstream edges and are resolved before
-    # ``execute`` (Airflow's template fields; nothing is rendered as a template).
+    # Airflow's template fields: rendered as Jinja templates before ``execute`` (see
+    # ``statewright.sdk.templating``); XComArgs in them create upstream edges.
     template_fields: ClassVar[Sequence[str]] = ()
+    # A template field whose value ends in one of these names a template file (Airflow's).
+    template_ext: ClassVar[Sequence[str]] = ()
+    template_fields_renderers: ClassVar[dict[str, str]] = {}
     is_sensor: ClassVar[bool] = False
     deferrable: bool = False
     # Setup / teardown (Airflow 2.7+): set with as_setup() / as_teardown() or @setup / @teardown.
@@ -196,9 +200,10 @@ class BaseOperator(DependencyMixin, abc.ABC):
             if max_active_tis_per_dag is None
             else _check_int(max_active_tis_per_dag, f"{where}: max_active_tis_per_dag", minimum=1)
         )
-        if params is not None and not isinstance(params, dict):
+        if params is not None and not isinstance(params, Mapping):
             raise DagDefinitionError(f"{where}: params must be a dict, got {params!r}.")
-        self.params: dict[str, Any] = dict(params or {})
+        self.params = ParamsDict(params)
+        check_params(self.params, where)
         self.doc_md = doc_md
         self.doc = doc
         self.do_xcom_push = bool(do_xcom_push)
@@ -240,6 +245,20 @@ class BaseOperator(DependencyMixin, abc.ABC):
     @abc.abstractmethod
     def execute(self, context: Any) -> Any:
         """Do the work of one try. The return value is stored (it must be plain JSON data)."""
+
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """Render this task's template fields in place (Airflow's method; the runtime renders
+        a try's fields itself and puts the originals back after the try)."""
+        from statewright.sdk.templating import render_task_fields
+
+        for name, value in render_task_fields(self, context, jinja_env).items():
+            setattr(self, name, value)
+
+    def get_template_env(self) -> Any:
+        """The Jinja environment of this task's DAG (sandboxed)."""
+        from statewright.sdk.templating import create_template_env
+
+        return create_template_env(self.dag)
 
     def on_kill(self) -> None:
         """Called when the try is stopped (its execution_timeout passed); release what it holds."""

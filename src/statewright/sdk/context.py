@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -57,6 +57,8 @@ class RuntimeTaskInstance:
     pushed: dict[str, Any] = field(default_factory=dict, repr=False)
     """What this try pushed (``xcom_push``): stored with the try's outcome, whatever it is."""
     skipped_task_ids: list[str] = field(default_factory=list)
+    rendered_fields: dict[str, Any] | None = None
+    """This try's template fields as rendered (stored with the try's outcome)."""
     # A sensor in reschedule mode: when this try first poked, and how often it has poked.
     first_poke_at: datetime | None = None
     poke_count: int = 0
@@ -152,16 +154,21 @@ def build_context(
     map_index: int = -1,
     pushed_xcoms: dict[str, dict[str, Any]] | None = None,
     extra: dict[str, Any] | None = None,
+    lazy: Mapping[str, Callable[[], Any]] | None = None,
+    prev: Mapping[str, datetime | None] | None = None,
 ) -> Context:
     """The context of one try of ``task`` in the run ``run_id``.
 
     ``xcoms`` maps task ids of this run to their stored return values (include a task that
     returned ``None`` with the value ``None``; a task missing from it reads as "stored nothing").
     Params are the DAG's, then the task's, then the run's conf on top (Airflow's
-    ``dag_run_conf_overrides_params``).
+    ``dag_run_conf_overrides_params``). ``lazy`` entries are computed when a task or template
+    first reads them; ``prev`` holds the ``prev_*_success`` values of the previous successful run.
     """
+    from statewright.sdk.context_extras import context_additions, run_params
+
     conf = dict(conf or {})
-    params = {**dag.params, **task.params, **conf}
+    params = run_params(dag, task, conf)
     ti = RuntimeTaskInstance(
         task=task,
         dag_id=dag.dag_id,
@@ -207,6 +214,7 @@ def build_context(
             ts_nodash_with_tz=ts.replace("-", "").replace(":", ""),
             task_instance_key_str=f"{dag.dag_id}__{task.task_id}__{ds.replace('-', '')}",
         )
+    context.update(context_additions(lazy=lazy, prev=prev))
     context.update(extra or {})
     return context
 

@@ -15,12 +15,13 @@ from croniter import croniter
 from statewright.core.errors import DagDefinitionError
 from statewright.sdk import _dag_context
 from statewright.sdk._validation import (
-    check_json,
     to_callback_list,
     to_timedelta,
     unknown_arguments_message,
     validate_id,
 )
+from statewright.sdk.params import ParamsDict, check_params
+from statewright.sdk.templating import check_template_arguments, check_templates
 from statewright.sdk.xcom_arg import DagParam
 
 if TYPE_CHECKING:
@@ -70,6 +71,12 @@ _DAG_ARGUMENTS = (
     "on_success_callback",
     "on_failure_callback",
     "dagrun_timeout",
+    "template_searchpath",
+    "template_undefined",
+    "user_defined_macros",
+    "user_defined_filters",
+    "render_template_as_native_obj",
+    "jinja_environment_kwargs",
 )
 
 
@@ -98,6 +105,12 @@ class DAG:
         on_success_callback: Any = None,
         on_failure_callback: Any = None,
         dagrun_timeout: timedelta | float | None = None,
+        template_searchpath: str | list[str] | None = None,
+        template_undefined: type[Any] | None = None,
+        user_defined_macros: dict[str, Any] | None = None,
+        user_defined_filters: dict[str, Any] | None = None,
+        render_template_as_native_obj: bool = False,
+        jinja_environment_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         self.dag_id = validate_id(dag_id, "dag_id")
@@ -138,9 +151,16 @@ class DAG:
         self.fail_stop = bool(fail_stop if fail_stop is not None else fail_fast)
         if params is not None and not isinstance(params, dict):
             raise DagDefinitionError(f"{where}: params must be a dict, got {params!r}.")
-        self.params: dict[str, Any] = dict(params or {})
-        self.params.update(self.default_args.pop("params", None) or {})
-        check_json(self.params, f"{where}: params")
+        self.params = ParamsDict(params)
+        self.params.update(ParamsDict(self.default_args.pop("params", None) or {}))
+        check_params(self.params, where)
+        _check_required_params(self.params, self.schedule, where)
+        self.template_searchpath, self.template_undefined = template_searchpath, template_undefined
+        self.user_defined_macros, self.user_defined_filters = (
+            user_defined_macros, user_defined_filters)
+        self.render_template_as_native_obj = render_template_as_native_obj
+        self.jinja_environment_kwargs = jinja_environment_kwargs
+        check_template_arguments(self, where)
         self.tags = _check_tags(tags, where)
         self.doc_md = doc_md
         self.is_paused_upon_creation = (
@@ -253,6 +273,7 @@ class DAG:
                 "Remove one of these dependencies."
             )
         self._validate_setup_teardown()
+        check_templates(self)
 
     def _validate_setup_teardown(self) -> None:
         """Airflow's ``DAG.validate_setup_teardown``: a task directly after a setup task is a
@@ -318,10 +339,27 @@ class DAG:
 
         return serialize_dag(self)
 
-    def test(self, conf: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        """Run this DAG once, in this process, and report how each task ended."""
+    def test(self, conf: dict[str, Any] | None = None, *,
+             run_conf: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run this DAG once, in this process, and report how each task ended.
+
+        ``run_conf`` (Airflow's keyword) or ``conf`` is the run's conf, validated against the
+        DAG's params before the run is created."""
+        if conf is not None and run_conf is not None and conf != run_conf:
+            raise DagDefinitionError(
+                f"DAG {self.dag_id!r}: test() got both conf= and run_conf=; they are two names "
+                "of one argument, give only one.")
         module = importlib.import_module("statewright.services.dag_test")
-        return module.run_dag_test(self, conf=conf, **kwargs)
+        return module.run_dag_test(self, conf=run_conf if run_conf is not None else conf,
+                                   **kwargs)
+
+    # -- templating -----------------------------------------------------------------------------
+
+    def get_template_env(self, *, force_sandboxed: bool = False) -> Any:
+        """The Jinja environment this DAG's templates are rendered in (sandboxed)."""
+        from statewright.sdk.templating import create_template_env
+
+        return create_template_env(self, native=None if not force_sandboxed else False)
 
 
 def dag(dag_id: str | Callable[..., Any] | None = None, **dag_kwargs: Any) -> Callable[..., Any]:
@@ -355,7 +393,7 @@ def dag(dag_id: str | Callable[..., Any] | None = None, **dag_kwargs: Any) -> Ca
                     bound.arguments[name] = DagParam(name, bound.arguments[name])
                 else:
                     bound.arguments[name] = DagParam(name)
-            check_json(new_dag.params, f"DAG {new_dag.dag_id!r}: params")
+            check_params(new_dag.params, f"DAG {new_dag.dag_id!r}")
             with new_dag:
                 function(*bound.args, **bound.kwargs)
             return new_dag
@@ -366,6 +404,16 @@ def dag(dag_id: str | Callable[..., Any] | None = None, **dag_kwargs: Any) -> Ca
 
 
 # -- helpers --------------------------------------------------------------------------------------
+
+
+def _check_required_params(params: ParamsDict, schedule: Any, where: str) -> None:
+    """Airflow: a scheduled run has no conf, so every param needs a default."""
+    required = [k for k, p in params.to_params().items() if not p.has_value]
+    if schedule is not None and required:
+        raise DagDefinitionError(
+            f"{where}: params {', '.join(map(repr, required))} have no default value, so the "
+            "DAG's schedule must be None (a scheduled run has no conf to give them); give them "
+            "defaults or set schedule=None.")
 
 
 def _describe(task: BaseOperator) -> str:

@@ -27,6 +27,7 @@ from statewright.sdk.exceptions import (
     TaskDeferred,
     TaskTimeout,
 )
+from statewright.sdk.templating import rendering
 from statewright.sdk.xcom_arg import has_references, resolve_references
 
 __all__ = ["OutcomeKind", "TaskOutcome", "build_context", "execute_task", "resume_task"]
@@ -94,7 +95,10 @@ def resume_task(
 def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti = context["ti"]
     ti.skipped_task_ids.clear()
+    ti.rendered_fields = None
     outcome = _outcome(task, context, call)
+    if ti.rendered_fields is not None:
+        outcome.extra["rendered_fields"] = ti.rendered_fields
     if ti.pushed:  # stored with the outcome, whatever it is (as Airflow writes them at once)
         outcome.extra["xcoms"] = dict(ti.pushed)
     return outcome
@@ -103,7 +107,9 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
 def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti = context["ti"]
     try:
-        with current_context(context), _resolved_inputs(task, context), _timeout(task):
+        with current_context(context), rendering(task, context) as rendered, \
+                _resolved_inputs(task, context), _timeout(task):
+            ti.rendered_fields = rendered
             value = call()
         return _success(task, ti, value)
     except TaskDeferred as exc:

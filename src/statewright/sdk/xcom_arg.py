@@ -148,16 +148,21 @@ class DagParam:
         )
 
 
-def iter_xcom_args(value: Any) -> Iterator[XComArg]:
-    """Every XComArg inside ``value`` (searched through lists, tuples, sets and dicts)."""
-    if isinstance(value, XComArg):
-        yield value
-    elif isinstance(value, (list, tuple, set, frozenset)):
+def iter_leaves(value: Any) -> Iterator[Any]:
+    """Every item inside ``value`` that is not a list, tuple, set or dict (dicts: the values)."""
+    if isinstance(value, (list, tuple, set, frozenset)):
         for item in value:
-            yield from iter_xcom_args(item)
+            yield from iter_leaves(item)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from iter_xcom_args(item)
+            yield from iter_leaves(item)
+    else:
+        yield value
+
+
+def iter_xcom_args(value: Any) -> Iterator[XComArg]:
+    """Every XComArg inside ``value`` (searched through lists, tuples, sets and dicts)."""
+    return (item for item in iter_leaves(value) if isinstance(item, XComArg))
 
 
 def has_references(value: Any) -> bool:

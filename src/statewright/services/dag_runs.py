@@ -10,10 +10,12 @@ from typing import Any
 from sqlalchemy import Connection
 
 from statewright.core.errors import StatewrightError
+from statewright.core.params import validate_run_conf
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import runs as run_repo
+from statewright.sdk.params import conf_overrides_params
 from statewright.services.dag_view import DagView
 
 
@@ -23,6 +25,12 @@ class DagNotFound(StatewrightError):
 
 class RunAlreadyExists(StatewrightError):
     pass
+
+
+def check_run_conf(view: DagView, conf: Mapping[str, Any] | None) -> None:
+    """Raise ``ParamValidationError`` when ``conf`` does not satisfy the DAG's params."""
+    validate_run_conf(view.raw.get("params_spec") or {}, conf, where=f"DAG {view.dag_id!r}",
+                      conf_overrides_params=conf_overrides_params())
 
 
 def manual_run_id(now: datetime) -> str:
@@ -42,7 +50,11 @@ def create_run(
     data_interval: tuple[datetime, datetime] | None = None,
     run_after: datetime | None = None,
 ) -> int:
-    """Insert a queued run and its task instances (state none); returns the run's key."""
+    """Insert a queued run and its task instances (state none); returns the run's key.
+
+    ``conf`` is validated against the DAG's params first (``ParamValidationError`` naming each
+    bad param; nothing is created)."""
+    check_run_conf(view, conf)
     run_id = run_id or manual_run_id(now)
     if run_repo.get_by_run_id(conn, view.dag_id, run_id) is not None:
         raise RunAlreadyExists(

@@ -11,7 +11,8 @@ from statewright.sdk import DAG, BashOperator, EmptyOperator, PythonOperator
 
 DAG_KEYS = {
     "dag_id", "fileloc", "description", "doc_md", "schedule", "start_date", "end_date",
-    "timezone", "catchup", "max_active_runs", "max_active_tasks", "fail_stop", "params", "tags",
+    "timezone", "catchup", "max_active_runs", "max_active_tasks", "fail_stop", "params",
+    "params_spec", "tags",
     "is_paused_upon_creation", "dagrun_timeout", "has_on_success_callback",
     "has_on_failure_callback", "tasks",
 }  # fmt: skip

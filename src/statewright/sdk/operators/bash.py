@@ -50,6 +50,10 @@ class BashOperator(BaseOperator):
     """
 
     template_fields: ClassVar[Sequence[str]] = ("bash_command", "env", "cwd")
+    # A command ending in .sh or .bash names a template file (end it with a space to run the
+    # script as it is, as in Airflow).
+    template_ext: ClassVar[Sequence[str]] = (".sh", ".bash")
+    template_fields_renderers: ClassVar[dict[str, str]] = {"bash_command": "bash", "env": "json"}
 
     def __init__(
         self,

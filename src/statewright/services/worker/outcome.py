@@ -24,6 +24,7 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.dag_view import DagViewCache
 from statewright.services.worker import deferral
+from statewright.services.worker.rendered import record_rendered_fields
 
 # Kinds a task process may report, plus the ones the supervisor infers.
 SUCCESS = "success"
@@ -136,6 +137,7 @@ def _after_apply(conn: Connection, results: Sequence[TryResult],
         (r.dag_run_id, r.task_id, key, value) for r in results if r.ti_id in reached
         for key, value in ((r.extra or {}).get("xcoms") or {}).items()], now)
     caching.store_results(conn, results, reached, now)
+    record_rendered_fields(conn, [r for r in results if r.ti_id in reached], now)
     callbacks.record_reports(conn, results, reached, now=now, actor=actor)
 
 

@@ -113,7 +113,7 @@ def run_workload(
             dag, task, run_id=w.run_id, logical_date=w.logical_date,
             data_interval_start=w.data_interval_start, data_interval_end=w.data_interval_end,
             conf=w.conf, try_number=w.try_number, max_tries=w.max_tries, xcoms=w.xcoms,
-            pushed_xcoms=getattr(w, "pushed", None),
+            pushed_xcoms=getattr(w, "pushed", None), prev=getattr(w, "prev_success", None),
         )
         # A sensor continuing its try after a reschedule (see sdk.sensors.base).
         context["ti"].first_poke_at = getattr(w, "first_poke_at", None)

@@ -14,6 +14,7 @@ from statewright.core.states import TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import prev_runs
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.dag_view import DagView, DagViewCache
@@ -45,6 +46,8 @@ class Workload:
     execution_timeout: float | None = None
     first_poke_at: datetime | None = None
     poke_count: int = 0
+    prev_success: dict[str, datetime | None] = field(default_factory=dict)
+    """The ``prev_*_success`` context values (the DAG's previous successful run)."""
 
 
 def log_path_for(logs_folder: Path | None, dag_id: str, run_id: str, task_id: str,
@@ -121,6 +124,7 @@ def start_tries(
     xcom_repo.clear_tasks(conn, [(r.dag_run_id, r.task_id) for r in rows
                                  if not _continues_try(r) and r.try_number >= 1])
     stored = xcom_repo.get_values(conn, wanted)
+    prev = prev_runs.previous_success_values(conn, {(r.dag_id, r.logical_date) for r in rows})
     for r, view in plan:
         task = view.tasks.get(r.task_id)
         continues = _continues_try(r)
@@ -145,6 +149,7 @@ def start_tries(
             execution_timeout=task.execution_timeout if task else None,
             first_poke_at=r.first_poke_at if continues else None,
             poke_count=int(r.poke_count or 0) if continues else 0,
+            prev_success=prev[(r.dag_id, r.logical_date)],
         ))
     return out
 

@@ -38,7 +38,7 @@ function pageData() {
 }
 
 class ApiError extends Error {
-  constructor(status, detail) { super(detail); this.status = status; }
+  constructor(status, detail, body) { super(detail); this.status = status; this.body = body; }
 }
 
 async function api(path, { method = "GET", body } = {}) {
@@ -50,7 +50,7 @@ async function api(path, { method = "GET", body } = {}) {
   const res = await fetch(API + path, opts);
   let data = null;
   try { data = await res.json(); } catch (_) { data = null; }
-  if (!res.ok) throw new ApiError(res.status, (data && data.detail) || `HTTP ${res.status}`);
+  if (!res.ok) throw new ApiError(res.status, (data && data.detail) || `HTTP ${res.status}`, data);
   return data;
 }
 
@@ -179,6 +179,11 @@ function openTrigger(dagId, isPaused, onDone) {
     const body = {};
     const runId = $("#trigger-run-id").value.trim();
     if (runId) body.dag_run_id = runId;
+    const params = window.statewrightTemplating;
+    if (params && !params.checkTriggerForm()) {
+      err.textContent = "Some params are not valid: see the messages above.";
+      return;
+    }
     const confText = $("#trigger-conf").value.trim();
     if (confText) {
       let conf;
@@ -202,6 +207,7 @@ function openTrigger(dagId, isPaused, onDone) {
       if (onDone) onDone(run);
     } catch (e) {
       err.textContent = e.message;
+      if (params) params.showTriggerErrors(e.body);
     } finally {
       $("#trigger-submit").disabled = false;
     }
@@ -209,6 +215,7 @@ function openTrigger(dagId, isPaused, onDone) {
   $("#trigger-cancel").onclick = () => dialog.close();
   dialog.showModal();
   $("#trigger-conf").focus();
+  if (window.statewrightTemplating) window.statewrightTemplating.openTriggerForm(dagId);
 }
 
 async function setPaused(dagId, paused) {
@@ -452,6 +459,9 @@ class TaskPanel {
     const logBox = el("div", { class: "log-box" }, el("h3", {}, `Log of try ${t.try_number}`));
     const pre = el("pre", { class: "log", id: "panel-log" }, "Loading…");
     logBox.append(pre);
+    if (window.statewrightTemplating) {
+      box.append(window.statewrightTemplating.renderedBox(this.key, t.try_number));
+    }
     box.append(logBox);
     this.loadLog(t, pre);
     return box;

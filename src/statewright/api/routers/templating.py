@@ -1,0 +1,84 @@
+"""Templating and params: a task instance's rendered fields per try; a DAG's params (schemas)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+
+from statewright.api import reads
+from statewright.api.deps import reading
+from statewright.api.errors import NotFound
+from statewright.db.repositories import rendered_fields as rendered_repo
+
+router = APIRouter(tags=["Templating and params"])
+_TI = "/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}"
+
+
+class RenderedTry(BaseModel):
+    try_number: int
+    rendered_fields: dict[str, Any] = Field(
+        description="Each template field as the try rendered it (secrets masked).")
+
+
+class RenderedFields(BaseModel):
+    dag_id: str
+    run_id: str
+    task_id: str
+    try_number: int | None = Field(description="The try shown in rendered_fields (the latest "
+                                   "try that rendered, unless one was asked for).")
+    rendered_fields: dict[str, Any]
+    tries: list[RenderedTry]
+
+
+class ParamSpec(BaseModel):
+    value: Any = Field(description="The default value (null when the param has none).")
+    has_default: bool
+    schema_: dict[str, Any] = Field(alias="schema", serialization_alias="schema",
+                                    description="The JSON Schema the value must satisfy.")
+    description: str | None = None
+
+
+class DagParams(BaseModel):
+    dag_id: str
+    params: dict[str, ParamSpec]
+
+
+@router.get(_TI + "/renderedFields", response_model=RenderedFields, response_model_by_alias=True)
+def rendered_fields(
+    request: Request, dag_id: str, run_id: str, task_id: str,
+    try_number: Annotated[int | None, Query(ge=1, description="One try (default: the latest "
+                                            "that rendered).")] = None,
+) -> RenderedFields:
+    """The task instance's template fields as each try rendered them (Airflow's
+    ``rendered_fields``)."""
+    with reading(request) as conn:
+        _, row = reads.ti_row(conn, dag_id, run_id, task_id)
+        tries = rendered_repo.for_task_instance(conn, row.id)
+    shown = tries[-1] if tries else None
+    if try_number is not None:
+        shown = next((t for t in tries if t.try_number == try_number), None)
+        if shown is None:
+            raise NotFound(f"Try {try_number} of task {task_id!r} in run {run_id!r} of DAG "
+                           f"{dag_id!r} rendered no fields (tries that did: "
+                           f"{[t.try_number for t in tries] or 'none'}).")
+    return RenderedFields(
+        dag_id=dag_id, run_id=run_id, task_id=task_id,
+        try_number=shown.try_number if shown else None,
+        rendered_fields=shown.rendered_fields if shown else {},
+        tries=[RenderedTry(try_number=t.try_number, rendered_fields=t.rendered_fields)
+               for t in tries])
+
+
+@router.get("/dags/{dag_id}/params", response_model=DagParams, response_model_by_alias=True)
+def dag_params(request: Request, dag_id: str) -> DagParams:
+    """The DAG's params: default, JSON Schema and description of each (the trigger form)."""
+    with reading(request) as conn:
+        row = reads.dag_row(conn, dag_id)
+    spec = row.serialized.get("params_spec")
+    if spec is None:  # serialized before params had schemas: plain values
+        spec = {k: {"value": v, "has_default": True, "schema": {}, "description": None}
+                for k, v in (row.serialized.get("params") or {}).items()}
+    return DagParams(dag_id=dag_id, params={k: ParamSpec.model_validate(v)
+                                            for k, v in spec.items()})
