@@ -5,8 +5,9 @@ Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, `
 ``BaseOperator``, ``BaseBranchOperator`` and the built-in operators; ``chain`` and
 ``cross_downstream``; ``XComArg``; the exceptions a task raises to skip or fail
 (``SkipTask``/``AirflowSkipException``, ``FailTask``/``AirflowFailException``, ``TaskTimeout``);
-``TriggerRule``; ``get_current_context``. Running a task lives in ``statewright.sdk.runtime``,
-importing DAG files in ``statewright.sdk.loader``.
+``TriggerRule``; ``get_current_context``; ``TaskGroup`` and ``@task_group``; ``Label`` (edge
+labels); ``PokeReturnValue`` (what a sensor's poke, or ``@task.sensor``, may return). Running a
+task lives in ``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from statewright.sdk.branch import BaseBranchOperator
 from statewright.sdk.context import Context, get_current_context
 from statewright.sdk.dag import DAG, dag
 from statewright.sdk.decorators import setup, task, teardown
+from statewright.sdk.edges import EdgeModifier, Label
 from statewright.sdk.exceptions import (
     AirflowFailException,
     AirflowSkipException,
@@ -31,6 +33,8 @@ from statewright.sdk.operators import (
     PythonOperator,
     ShortCircuitOperator,
 )
+from statewright.sdk.sensors.base import PokeReturnValue
+from statewright.sdk.taskgroup import TaskGroup, task_group
 from statewright.sdk.xcom_arg import XComArg
 
 __all__ = [
@@ -42,11 +46,15 @@ __all__ = [
     "BashOperator",
     "BranchPythonOperator",
     "Context",
+    "EdgeModifier",
     "EmptyOperator",
     "FailTask",
+    "Label",
+    "PokeReturnValue",
     "PythonOperator",
     "ShortCircuitOperator",
     "SkipTask",
+    "TaskGroup",
     "TaskTimeout",
     "TriggerRule",
     "XComArg",
@@ -56,5 +64,6 @@ __all__ = [
     "get_current_context",
     "setup",
     "task",
+    "task_group",
     "teardown",
 ]
