@@ -48,6 +48,9 @@ def _task_group_for(kwargs: dict[str, Any], *, accepted: bool) -> TaskGroup | No
     if not accepted:
         return None
     group = kwargs.get("task_group") or current_task_group(kwargs.get("dag"))
+    if group is not None and not isinstance(group, TaskGroup):
+        raise DagDefinitionError(
+            f"task {kwargs.get('task_id')!r}: task_group= must be a TaskGroup, got {group!r}.")
     if group is not None:
         kwargs["task_group"] = group
         if kwargs.get("dag") is None and group.dag is not None:

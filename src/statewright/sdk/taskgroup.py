@@ -238,9 +238,6 @@ class TaskGroup(DependencyMixin):
 
 def join_task_group(task: BaseOperator, group: TaskGroup, dag: DAG | None) -> str:
     """Put a new task in ``group``; returns its full id (the group's prefix and its own id)."""
-    if not isinstance(group, TaskGroup):
-        raise DagDefinitionError(
-            f"task {task.task_id!r}: task_group= must be a TaskGroup, got {group!r}.")
     if dag is not None and group.dag is not None and group.dag is not dag:
         raise DagDefinitionError(
             f"task {task.task_id!r}: its task group {group.group_id!r} belongs to DAG "
