@@ -91,15 +91,18 @@ def get_dag(conn: Connection, dag_id: str) -> s.DagDetail:
                deferrable=bool(t.get("deferrable", False)),
                is_setup=bool(t.get("is_setup", False)),
                is_teardown=bool(t.get("is_teardown", False)),
-               on_failure_fail_dagrun=bool(t.get("on_failure_fail_dagrun", False)))
+               on_failure_fail_dagrun=bool(t.get("on_failure_fail_dagrun", False)),
+               task_group=t.get("task_group"))
         for t in ser.get("tasks", [])
     ]
-    deps = [s.Dependency(source=up, target=t.task_id) for t in tasks for up in t.upstream]
+    labels = {(e["upstream"], e["downstream"]): e["label"] for e in ser.get("edge_info", [])}
+    deps = [s.Dependency(source=up, target=t.task_id, label=labels.get((up, t.task_id)))
+            for t in tasks for up in t.upstream]
     return s.DagDetail(
         **_dag(row, runs), doc_md=ser.get("doc_md"), timezone=ser.get("timezone"),
         start_date=ser.get("start_date"), end_date=ser.get("end_date"),
         catchup=ser.get("catchup"), params=dict(ser.get("params") or {}), tasks=tasks,
-        dependencies=deps,
+        dependencies=deps, task_groups=_task_groups(ser),
     )
 
 
@@ -292,6 +295,7 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
         t["task_id"]: s.GridRow(task_id=t["task_id"], operator=t.get("operator"),
                                 role=("setup" if t.get("is_setup") else
                                       "teardown" if t.get("is_teardown") else None),
+                                task_group=t.get("task_group"),
                                 instances=[None] * len(runs))
         for t in ser_tasks
     }
@@ -309,7 +313,15 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
         dag_runs=[s.GridRun(**_run_brief(r).model_dump(), run_type=r.run_type,
                             duration=_run_duration(r)) for r in runs],
         rows=list(rows.values()),
+        task_groups=_task_groups(row.serialized or {}),
     )
+
+
+def _task_groups(ser: dict[str, Any]) -> list[s.TaskGroupInfo]:
+    return [s.TaskGroupInfo(group_id=g["group_id"], label=g.get("label") or g["group_id"],
+                            parent=g.get("parent"), tooltip=g.get("tooltip") or "",
+                            ui_color=g.get("ui_color"), ui_fgcolor=g.get("ui_fgcolor"))
+            for g in ser.get("task_groups", [])]
 
 
 # -- health -------------------------------------------------------------------------------------
