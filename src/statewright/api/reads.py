@@ -18,6 +18,7 @@ from sqlalchemy import Connection
 from statewright.api import schemas as s
 from statewright.api.errors import NotFound
 from statewright.core.states import RUN_UNFINISHED
+from statewright.core.task_groups import summarize_group
 from statewright.db.repositories import browse, transitions_log
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import import_errors as import_error_repo
@@ -313,8 +314,31 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
         dag_runs=[s.GridRun(**_run_brief(r).model_dump(), run_type=r.run_type,
                             duration=_run_duration(r)) for r in runs],
         rows=list(rows.values()),
-        task_groups=_task_groups(row.serialized or {}),
+        task_groups=_grid_groups(_task_groups(row.serialized or {}), list(rows.values()),
+                                 len(runs)),
     )
+
+
+def _grid_groups(groups: list[s.TaskGroupInfo], rows: list[s.GridRow], n_runs: int
+                 ) -> list[s.GridGroup]:
+    """Each group with its state per run, over the tasks in it and in its nested groups."""
+    parent = {g.group_id: g.parent for g in groups}
+    members: dict[str, list[s.GridRow]] = {g.group_id: [] for g in groups}
+    for grid_row in rows:
+        group = grid_row.task_group
+        while group is not None and group in members:
+            members[group].append(grid_row)
+            group = parent[group]
+    out = []
+    for g in groups:
+        cells: list[s.GridGroupCell | None] = []
+        for i in range(n_runs):
+            summary = summarize_group(
+                c.state for r in members[g.group_id] if (c := r.instances[i]) is not None)
+            cells.append(None if summary is None else s.GridGroupCell(
+                state=summary.state.value, counts=summary.counts))
+        out.append(s.GridGroup(**g.model_dump(), instances=cells))
+    return out
 
 
 def _task_groups(ser: dict[str, Any]) -> list[s.TaskGroupInfo]:

@@ -289,6 +289,15 @@ class GridRow(BaseModel):
     instances: list[GridCell | None] = Field(description="One per run, in dag_runs order.")
 
 
+class GridGroupCell(BaseModel):
+    state: str = Field(description="The most telling state of the group's task instances.")
+    counts: dict[str, int] = Field(description="The group's task instances by state.")
+
+
+class GridGroup(TaskGroupInfo):
+    instances: list[GridGroupCell | None] = Field(description="One per run, in dag_runs order.")
+
+
 class Grid(BaseModel):
     dag_id: str
     total_entries: int = Field(description="Runs of the DAG (for paging).")
@@ -296,7 +305,7 @@ class Grid(BaseModel):
     limit: int
     dag_runs: list[GridRun] = Field(description="The page of runs, oldest to newest.")
     rows: list[GridRow]
-    task_groups: list[TaskGroupInfo] = Field(
+    task_groups: list[GridGroup] = Field(
         default_factory=list, description="Task groups, enclosing groups first.")
 
 

@@ -46,3 +46,26 @@ def test_grid_rows_carry_their_group(client: TestClient, engine: Engine) -> None
     assert {r["task_id"]: r["task_group"] for r in grid["rows"]} == {
         "start": None, "outer.a": "outer", "outer.inner.b": "outer.inner", "end": None}
     assert [g["group_id"] for g in grid["task_groups"]] == ["outer", "outer.inner"]
+
+
+def test_grid_groups_summarize_their_tasks_per_run(client: TestClient, engine: Engine) -> None:
+    from statewright.sdk import PythonOperator
+
+    def fail() -> None:
+        raise ValueError("boom")
+
+    with DAG("grouped_run") as dag:
+        with TaskGroup("outer"):
+            EmptyOperator(task_id="a")
+            with TaskGroup("inner"):
+                PythonOperator(task_id="b", python_callable=fail)
+                EmptyOperator(task_id="c")
+        with TaskGroup("fine"):
+            EmptyOperator(task_id="d")
+    dag.test(engine=engine)
+    grid = client.get("/api/v1/dags/grouped_run/grid").json()
+    cells = {g["group_id"]: g["instances"][0] for g in grid["task_groups"]}
+    assert cells["outer.inner"] == {"state": "failed", "counts": {"failed": 1, "success": 1}}
+    assert cells["outer"] == {"state": "failed", "counts": {"failed": 1, "success": 2}}
+    assert cells["fine"] == {"state": "success", "counts": {"success": 1}}
+    assert [g["parent"] for g in grid["task_groups"]] == [None, "outer", None]
