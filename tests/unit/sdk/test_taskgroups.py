@@ -162,7 +162,8 @@ def test_a_bad_group_id_is_refused_at_definition(bad):
 def test_a_duplicate_task_id_inside_a_group_is_refused():
     with DAG("d") as d, TaskGroup("g"):
         EmptyOperator(task_id="a")
-        with pytest.raises(DagDefinitionError, match=r"task id 'a' is used twice in task group 'g'"):
+        with pytest.raises(DagDefinitionError,
+                           match=r"task id 'a' is used twice in task group 'g'"):
             EmptyOperator(task_id="a")
     assert d.task_ids == ["g.a"]
 
