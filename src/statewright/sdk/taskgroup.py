@@ -39,7 +39,7 @@ _MAX_KEY_LENGTH = 200
 def current_task_group(dag: DAG | None) -> TaskGroup | None:
     """The innermost open ``with TaskGroup`` block of ``dag`` (else its root group)."""
     for group in reversed(_dag_context.open_task_groups()):
-        if dag is None or group.dag is dag:
+        if isinstance(group, TaskGroup) and (dag is None or group.dag is dag):
             return group
     return None if dag is None else dag.task_group
 
@@ -205,9 +205,20 @@ class TaskGroup(DependencyMixin):
 
     @property
     def leaves(self) -> list[BaseOperator]:
-        """Tasks of the group with no downstream inside the group."""
-        ids = {t.task_id for t in self.iter_tasks()}
-        return [t for t in self.iter_tasks() if not (t.downstream_task_ids & ids)]
+        """Tasks of the group with no downstream inside the group.
+
+        As Airflow's ``TaskGroup.get_leaves``: a teardown task at the end of the group is not a
+        leaf; the last work tasks before it are (so ``group >> next`` does not wait on cleanup).
+        """
+        tasks = list(self.iter_tasks())
+        by_id = {t.task_id: t for t in tasks}
+        leaves: list[BaseOperator] = []
+        for task in tasks:
+            if task.downstream_task_ids & by_id.keys():
+                continue
+            found = [task] if not task.is_teardown else _work_before(task, by_id)
+            leaves.extend(t for t in found if t not in leaves)
+        return leaves
 
     # -- context manager ------------------------------------------------------------------------
 
@@ -234,6 +245,21 @@ class TaskGroup(DependencyMixin):
 
     def partial(self, **kwargs: Any) -> Any:
         raise _mapped_groups_error(self.group_id)
+
+
+def _work_before(teardown: BaseOperator, by_id: dict[str, BaseOperator]) -> list[BaseOperator]:
+    """The last non-teardown tasks of the group before ``teardown`` (its setups excluded)."""
+    found: list[BaseOperator] = []
+    for up_id in sorted(teardown.upstream_task_ids & by_id.keys()):
+        up = by_id[up_id]
+        if up.is_teardown:
+            found.extend(_work_before(up, by_id))
+        elif teardown.is_teardown and up.is_setup:
+            continue
+        elif not any(d in by_id and d != teardown.task_id and not by_id[d].is_teardown
+                     for d in up.downstream_task_ids):
+            found.append(up)
+    return found
 
 
 def join_task_group(task: BaseOperator, group: TaskGroup, dag: DAG | None) -> str:

@@ -243,3 +243,19 @@ def test_the_serialized_dag_carries_groups_and_each_tasks_group():
         {"group_id": "outer.inner", "label": "inner", "parent": "outer", "tooltip": "",
          "prefix_group_id": True, "ui_color": "CornflowerBlue", "ui_fgcolor": "#000"},
     ]
+
+
+def test_a_teardown_at_the_end_of_a_group_is_not_one_of_its_leaves():
+    with DAG("d") as d:
+        with TaskGroup("g") as g:
+            create = EmptyOperator(task_id="create").as_setup()
+            work = EmptyOperator(task_id="work")
+            other = EmptyOperator(task_id="other")
+            delete = EmptyOperator(task_id="delete").as_teardown(setups=create)
+            create >> [work, other] >> delete
+        after = EmptyOperator(task_id="after")
+        g >> after
+    assert [t.task_id for t in g.leaves] == ["g.other", "g.work"]
+    assert after.upstream_task_ids == {"g.work", "g.other"}
+    assert [t.task_id for t in g.roots] == ["g.create"]
+    d.validate()
