@@ -417,14 +417,12 @@ def _check_schedule(schedule: Any, where: str) -> str | timedelta | None:
 
 def _resolve_timezone(value: str | tzinfo | None, start_date: Any, where: str) -> tzinfo:
     if isinstance(value, str):
-        if value.upper() == "UTC":
-            return UTC
-        try:
-            return ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
+        zone = _zone_named(value)
+        if zone is None:
             raise DagDefinitionError(
                 f"{where}: unknown timezone {value!r}; use an IANA name such as 'Europe/Paris'."
-            ) from None
+            )
+        return zone
     if isinstance(value, tzinfo):
         return _plain_tz(value)
     if value is not None:
@@ -439,14 +437,17 @@ def _plain_tz(tz: tzinfo) -> tzinfo:
     if tz is UTC or type(tz) is ZoneInfo:
         return tz
     key = getattr(tz, "key", None) or getattr(tz, "name", None)
-    if isinstance(key, str):
-        if key.upper() == "UTC":
-            return UTC
-        try:
-            return ZoneInfo(key)
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    return tz
+    return (_zone_named(key) if isinstance(key, str) else None) or tz
+
+
+def _zone_named(name: str) -> tzinfo | None:
+    """``UTC`` or the IANA zone of that name; None for an unknown name."""
+    if name.upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
 
 
 def timezone_name(tz: tzinfo) -> str:
