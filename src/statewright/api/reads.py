@@ -18,6 +18,7 @@ from sqlalchemy import Connection
 from statewright.api import schemas as s
 from statewright.api.errors import NotFound
 from statewright.core.states import RUN_UNFINISHED
+from statewright.core.task_groups import summarize_group
 from statewright.db.repositories import browse, transitions_log
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import import_errors as import_error_repo
@@ -91,15 +92,18 @@ def get_dag(conn: Connection, dag_id: str) -> s.DagDetail:
                deferrable=bool(t.get("deferrable", False)),
                is_setup=bool(t.get("is_setup", False)),
                is_teardown=bool(t.get("is_teardown", False)),
-               on_failure_fail_dagrun=bool(t.get("on_failure_fail_dagrun", False)))
+               on_failure_fail_dagrun=bool(t.get("on_failure_fail_dagrun", False)),
+               task_group=t.get("task_group"))
         for t in ser.get("tasks", [])
     ]
-    deps = [s.Dependency(source=up, target=t.task_id) for t in tasks for up in t.upstream]
+    labels = {(e["upstream"], e["downstream"]): e["label"] for e in ser.get("edge_info", [])}
+    deps = [s.Dependency(source=up, target=t.task_id, label=labels.get((up, t.task_id)))
+            for t in tasks for up in t.upstream]
     return s.DagDetail(
         **_dag(row, runs), doc_md=ser.get("doc_md"), timezone=ser.get("timezone"),
         start_date=ser.get("start_date"), end_date=ser.get("end_date"),
         catchup=ser.get("catchup"), params=dict(ser.get("params") or {}), tasks=tasks,
-        dependencies=deps,
+        dependencies=deps, task_groups=_task_groups(ser),
     )
 
 
@@ -292,6 +296,7 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
         t["task_id"]: s.GridRow(task_id=t["task_id"], operator=t.get("operator"),
                                 role=("setup" if t.get("is_setup") else
                                       "teardown" if t.get("is_teardown") else None),
+                                task_group=t.get("task_group"),
                                 instances=[None] * len(runs))
         for t in ser_tasks
     }
@@ -309,7 +314,38 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
         dag_runs=[s.GridRun(**_run_brief(r).model_dump(), run_type=r.run_type,
                             duration=_run_duration(r)) for r in runs],
         rows=list(rows.values()),
+        task_groups=_grid_groups(_task_groups(row.serialized or {}), list(rows.values()),
+                                 len(runs)),
     )
+
+
+def _grid_groups(groups: list[s.TaskGroupInfo], rows: list[s.GridRow], n_runs: int
+                 ) -> list[s.GridGroup]:
+    """Each group with its state per run, over the tasks in it and in its nested groups."""
+    parent = {g.group_id: g.parent for g in groups}
+    members: dict[str, list[s.GridRow]] = {g.group_id: [] for g in groups}
+    for grid_row in rows:
+        group = grid_row.task_group
+        while group is not None and group in members:
+            members[group].append(grid_row)
+            group = parent[group]
+    out = []
+    for g in groups:
+        cells: list[s.GridGroupCell | None] = []
+        for i in range(n_runs):
+            summary = summarize_group(
+                c.state for r in members[g.group_id] if (c := r.instances[i]) is not None)
+            cells.append(None if summary is None else s.GridGroupCell(
+                state=summary.state.value, counts=summary.counts))
+        out.append(s.GridGroup(**g.model_dump(), instances=cells))
+    return out
+
+
+def _task_groups(ser: dict[str, Any]) -> list[s.TaskGroupInfo]:
+    return [s.TaskGroupInfo(group_id=g["group_id"], label=g.get("label") or g["group_id"],
+                            parent=g.get("parent"), tooltip=g.get("tooltip") or "",
+                            ui_color=g.get("ui_color"), ui_fgcolor=g.get("ui_fgcolor"))
+            for g in ser.get("task_groups", [])]
 
 
 # -- health -------------------------------------------------------------------------------------

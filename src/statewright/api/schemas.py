@@ -112,11 +112,23 @@ class Task(BaseModel):
     is_setup: bool = False
     is_teardown: bool = False
     on_failure_fail_dagrun: bool = False
+    task_group: str | None = Field(default=None,
+                                   description="Id of the task group the task is in, if any.")
 
 
 class Dependency(BaseModel):
     source: str
     target: str
+    label: str | None = Field(default=None, description="The edge's label (Label), if any.")
+
+
+class TaskGroupInfo(BaseModel):
+    group_id: str
+    label: str
+    parent: str | None = Field(default=None, description="Id of the enclosing group, if any.")
+    tooltip: str = ""
+    ui_color: str | None = None
+    ui_fgcolor: str | None = None
 
 
 class DagDetail(Dag):
@@ -128,6 +140,8 @@ class DagDetail(Dag):
     params: dict[str, Any] = Field(default_factory=dict)
     tasks: list[Task]
     dependencies: list[Dependency]
+    task_groups: list[TaskGroupInfo] = Field(
+        default_factory=list, description="Task groups, enclosing groups first.")
 
 
 class ImportErrorEntry(BaseModel):
@@ -270,7 +284,18 @@ class GridRow(BaseModel):
     operator: str | None = None
     role: str | None = Field(default=None, description="'setup' or 'teardown' for those tasks.")
     in_dag: bool = Field(default=True, description="False for a task no longer in the DAG.")
+    task_group: str | None = Field(default=None,
+                                   description="Id of the task group the task is in, if any.")
     instances: list[GridCell | None] = Field(description="One per run, in dag_runs order.")
+
+
+class GridGroupCell(BaseModel):
+    state: str = Field(description="The most telling state of the group's task instances.")
+    counts: dict[str, int] = Field(description="The group's task instances by state.")
+
+
+class GridGroup(TaskGroupInfo):
+    instances: list[GridGroupCell | None] = Field(description="One per run, in dag_runs order.")
 
 
 class Grid(BaseModel):
@@ -280,6 +305,8 @@ class Grid(BaseModel):
     limit: int
     dag_runs: list[GridRun] = Field(description="The page of runs, oldest to newest.")
     rows: list[GridRow]
+    task_groups: list[GridGroup] = Field(
+        default_factory=list, description="Task groups, enclosing groups first.")
 
 
 class ComponentHealth(BaseModel):

@@ -25,6 +25,16 @@ wait for the setup tasks whose scope it is in even when they are not its direct 
 :func:`evaluate_dependencies`. Which setups are "relevant" to a task is a question about the graph,
 answered by :mod:`statewright.core.setup_teardown`.
 
+Timing: a decision is taken as soon as the upstream outcomes *seen so far* settle it, so the
+order in which upstreams finish can change the outcome. With ``all_success`` over ``a`` and
+``b``: ``a`` skipped first -> the task is skipped at once (while ``b`` still runs), and ``b``'s
+later failure no longer changes it; ``b`` failed first -> ``upstream_failed``. A decided task is
+never decided again (the scheduler only decides task instances still in ``none``).
+
+A short-circuit's skip (:func:`reached_by_short_circuit`) does not reach a teardown task (as
+Airflow's ``ShortCircuitOperator``) nor a task whose rule is ``always``: that rule has no
+condition on its upstreams, so the task is started at once and runs whatever they do.
+
 Left out on purpose:
 
 - mapped tasks: the ``map_index``-dependent branches (``removed`` subtracted from the counts, the
@@ -381,3 +391,13 @@ def evaluate_dependencies(
     if constraint is DepDecision.WAIT or decision is DepDecision.WAIT:
         return DepDecision.WAIT
     return DepDecision.RUN
+
+
+def reached_by_short_circuit(rule: TriggerRule | str, *, is_teardown: bool) -> bool:
+    """Whether a short-circuit's skip of the tasks after it reaches a task with ``rule``.
+
+    A teardown is never skipped by it (Airflow's ``ShortCircuitOperator`` leaves teardowns out);
+    neither is an ``always`` task, which depends on no upstream outcome: it was started with the
+    run, and the finish order of its upstreams must not decide whether it runs.
+    """
+    return not is_teardown and parse_trigger_rule(rule) is not TriggerRule.ALWAYS

@@ -7,8 +7,9 @@ Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, `
 (``SkipTask``/``AirflowSkipException``, ``FailTask``/``AirflowFailException``, ``TaskTimeout``);
 ``TriggerRule``; ``get_current_context``; ``Param``, ``ParamsDict`` and ``ParamValidationError``
 (params with a JSON Schema); ``macros`` (Airflow's template macros) and ``literal`` (a value
-a template field passes on unrendered). Running a task lives in ``statewright.sdk.runtime``,
-importing DAG files in ``statewright.sdk.loader``.
+a template field passes on unrendered); ``TaskGroup`` and ``@task_group``; ``Label`` (edge
+labels); ``PokeReturnValue`` (what a sensor's poke, or ``@task.sensor``, may return). Running a
+task lives in ``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from statewright.sdk.branch import BaseBranchOperator
 from statewright.sdk.context import Context, get_current_context
 from statewright.sdk.dag import DAG, dag
 from statewright.sdk.decorators import setup, task, teardown
+from statewright.sdk.edges import EdgeModifier, Label
 from statewright.sdk.exceptions import (
     AirflowFailException,
     AirflowSkipException,
@@ -36,6 +38,8 @@ from statewright.sdk.operators import (
 )
 from statewright.sdk.params import Param, ParamsDict, ParamValidationError
 from statewright.sdk.templating import literal
+from statewright.sdk.sensors.base import PokeReturnValue
+from statewright.sdk.taskgroup import TaskGroup, task_group
 from statewright.sdk.xcom_arg import XComArg
 
 __all__ = [
@@ -47,14 +51,18 @@ __all__ = [
     "BashOperator",
     "BranchPythonOperator",
     "Context",
+    "EdgeModifier",
     "EmptyOperator",
     "FailTask",
     "Param",
     "ParamValidationError",
     "ParamsDict",
+    "Label",
+    "PokeReturnValue",
     "PythonOperator",
     "ShortCircuitOperator",
     "SkipTask",
+    "TaskGroup",
     "TaskTimeout",
     "TriggerRule",
     "XComArg",
@@ -66,5 +74,6 @@ __all__ = [
     "macros",
     "setup",
     "task",
+    "task_group",
     "teardown",
 ]

@@ -27,6 +27,7 @@ class _State(threading.local):
         self.active: list[DAG] = []
         self.collectors: list[list[DAG]] = []
         self.scopes: list[Any] = []  # open setup/teardown blocks, innermost last
+        self.groups: list[Any] = []  # open ``with TaskGroup`` blocks, innermost last
 
 
 _state = _State()
@@ -62,18 +63,26 @@ def collecting_dags() -> Iterator[list[DAG]]:
     _state.collectors.append(collected)
     depth = len(_state.active)
     scope_depth = len(_state.scopes)
+    group_depth = len(_state.groups)
     try:
         yield collected
     finally:
         _state.collectors.remove(collected)
         del _state.active[depth:]  # a failed import must not leave a DAG "active"
         del _state.scopes[scope_depth:]  # nor a setup/teardown block open
+        del _state.groups[group_depth:]  # nor a task group
 
 
 def setup_teardown_scopes() -> list[Any]:
     """The open ``with setup >> teardown:`` blocks of this thread, innermost last."""
     scopes: list[Any] = _state.scopes
     return scopes
+
+
+def open_task_groups() -> list[Any]:
+    """The open ``with TaskGroup`` blocks of this thread, innermost last."""
+    groups: list[Any] = _state.groups
+    return groups
 
 
 def caller_location() -> tuple[str, int]:

@@ -22,13 +22,18 @@ class DependencyMixin:
 
     def set_upstream(self, other: DependencyMixin | Sequence[DependencyMixin]) -> None:
         """Make ``other`` run before this."""
+        _tell_relatives(self, other, upstream=False)
         for task in self.roots:
             task._add_relatives(other, upstream=True)
 
     def set_downstream(self, other: DependencyMixin | Sequence[DependencyMixin]) -> None:
         """Make ``other`` run after this."""
+        _tell_relatives(self, other, upstream=True)
         for task in self.leaves:
             task._add_relatives(other, upstream=False)
+
+    def update_relative(self, other: DependencyMixin, *, upstream: bool) -> None:
+        """Told that ``other`` was set upstream (or downstream) of this; an edge label listens."""
 
     def __rshift__(self, other: Any) -> Any:
         """``self >> other``: other runs after self; returns other so chains read left to right."""
@@ -49,6 +54,14 @@ class DependencyMixin:
         """``[a, b] << self``."""
         self.set_downstream(other)
         return self
+
+
+def _tell_relatives(self: DependencyMixin, other: Any, *, upstream: bool) -> None:
+    items = [other] if isinstance(other, DependencyMixin) else other
+    if isinstance(items, (list, tuple, set, frozenset)):
+        for item in items:
+            if isinstance(item, DependencyMixin):
+                item.update_relative(self, upstream=upstream)
 
 
 def flatten_relatives(

@@ -26,6 +26,7 @@ from statewright.sdk._validation import (
 )
 from statewright.sdk.hooks import check_cache_args, to_state_hooks
 from statewright.sdk.params import ParamsDict, check_params
+from statewright.sdk.taskgroup import TaskGroup, current_task_group, join_task_group
 from statewright.sdk.xcom_arg import XComArg, iter_xcom_args
 
 if TYPE_CHECKING:
@@ -39,7 +40,23 @@ DEFAULT_QUEUE = "default"
 WEIGHT_RULES = ("downstream", "upstream", "absolute")
 CALLBACK_KINDS = ("on_execute", "on_success", "on_failure", "on_retry", "on_skipped")
 _PRIORITY_RANGE = (-(2**31), 2**31 - 1)
-_NEVER_DEFAULTED = frozenset({"self", "task_id", "dag", "default_args"})
+_NEVER_DEFAULTED = frozenset({"self", "task_id", "dag", "default_args", "task_group"})
+
+
+def _task_group_for(kwargs: dict[str, Any], *, accepted: bool) -> TaskGroup | None:
+    """The group a new task joins: ``task_group=``, else the innermost open ``with TaskGroup``
+    block (of the task's DAG); the DAG comes from the group when not given."""
+    if not accepted:
+        return None
+    group = kwargs.get("task_group") or current_task_group(kwargs.get("dag"))
+    if group is not None and not isinstance(group, TaskGroup):
+        raise DagDefinitionError(
+            f"task {kwargs.get('task_id')!r}: task_group= must be a TaskGroup, got {group!r}.")
+    if group is not None:
+        kwargs["task_group"] = group
+        if kwargs.get("dag") is None and group.dag is not None:
+            kwargs["dag"] = group.dag
+    return group
 
 
 def _apply_defaults(init: Callable[..., None]) -> Callable[..., None]:
@@ -61,10 +78,13 @@ def _apply_defaults(init: Callable[..., None]) -> Callable[..., None]:
                 active = _dag_context.current_dag()
                 if active is not None:
                     kwargs["dag"] = active
+            group = _task_group_for(kwargs, accepted="task_group" in names or takes_var_kw)
             defaults: dict[str, Any] = {}
             dag = kwargs.get("dag")
             if dag is not None:
                 defaults.update(getattr(dag, "default_args", None) or {})
+            if group is not None:
+                defaults.update(group.default_args)
             defaults.update(kwargs.get("default_args") or {})
             filled = set(positional[: len(args)])
             for name in names:
@@ -121,6 +141,7 @@ class BaseOperator(DependencyMixin, abc.ABC):
         task_id: str,
         *,
         dag: DAG | None = None,
+        task_group: TaskGroup | None = None,
         default_args: dict[str, Any] | None = None,
         owner: str | None = None,
         retries: int | None = 0,
@@ -166,6 +187,10 @@ class BaseOperator(DependencyMixin, abc.ABC):
             raise DagDefinitionError(
                 f"task {task_id!r}: dag= must be a DAG, got {type(dag).__name__}."
             )
+        self.task_group: TaskGroup | None = None
+        if task_group is not None:
+            self.task_id = join_task_group(self, task_group, dag)
+            task_id = self.task_id
         where = f"task {task_id!r}"
         self._dag: DAG | None = None
         self._dag_requested = dag

@@ -22,6 +22,7 @@ from statewright.sdk._validation import (
 )
 from statewright.sdk.params import ParamsDict, check_params
 from statewright.sdk.templating import check_template_arguments, check_templates
+from statewright.sdk.taskgroup import TaskGroup, adopt_task
 from statewright.sdk.xcom_arg import DagParam
 
 if TYPE_CHECKING:
@@ -176,6 +177,10 @@ class DAG:
             dagrun_timeout, f"{where}: dagrun_timeout", allow_none=True
         )
         self.task_dict: dict[str, BaseOperator] = {}
+        # Task groups (statewright.sdk.taskgroup) and edge labels (statewright.sdk.edges).
+        self.task_group_dict: dict[str, TaskGroup] = {}
+        self.task_group: TaskGroup = TaskGroup.create_root(self)
+        self.edge_info: dict[str, dict[str, dict[str, str]]] = {}
 
     # -- context manager ------------------------------------------------------------------------
 
@@ -241,6 +246,15 @@ class DAG:
         self._check_fail_stop_rule(task.task_id, task.trigger_rule)
         self.task_dict[task.task_id] = task
         task._dag = self
+        adopt_task(self, task)
+
+    def set_edge_info(self, upstream_task_id: str, downstream_task_id: str,
+                      info: dict[str, str]) -> None:
+        """Record what is shown on an edge (its label), as Airflow's ``DAG.set_edge_info``."""
+        self.edge_info.setdefault(upstream_task_id, {})[downstream_task_id] = dict(info)
+
+    def get_edge_info(self, upstream_task_id: str, downstream_task_id: str) -> dict[str, str]:
+        return dict(self.edge_info.get(upstream_task_id, {}).get(downstream_task_id, {}))
 
     def add_tasks(self, tasks: list[BaseOperator]) -> None:
         for task in tasks:
@@ -451,21 +465,37 @@ def _check_schedule(schedule: Any, where: str) -> str | timedelta | None:
 
 def _resolve_timezone(value: str | tzinfo | None, start_date: Any, where: str) -> tzinfo:
     if isinstance(value, str):
-        if value.upper() == "UTC":
-            return UTC
-        try:
-            return ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
+        zone = _zone_named(value)
+        if zone is None:
             raise DagDefinitionError(
                 f"{where}: unknown timezone {value!r}; use an IANA name such as 'Europe/Paris'."
-            ) from None
+            )
+        return zone
     if isinstance(value, tzinfo):
-        return value
+        return _plain_tz(value)
     if value is not None:
         raise DagDefinitionError(f"{where}: timezone must be an IANA name or a tzinfo.")
     if isinstance(start_date, datetime) and start_date.tzinfo is not None:
-        return start_date.tzinfo
+        return _plain_tz(start_date.tzinfo)
     return UTC
+
+
+def _plain_tz(tz: tzinfo) -> tzinfo:
+    """A zone of another library (pendulum's ``Timezone``) as the standard library's zone."""
+    if tz is UTC or type(tz) is ZoneInfo:
+        return tz
+    key = getattr(tz, "key", None) or getattr(tz, "name", None)
+    return (_zone_named(key) if isinstance(key, str) else None) or tz
+
+
+def _zone_named(name: str) -> tzinfo | None:
+    """``UTC`` or the IANA zone of that name; None for an unknown name."""
+    if name.upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
 
 
 def timezone_name(tz: tzinfo) -> str:
@@ -486,6 +516,10 @@ def _to_aware(value: Any, tz: tzinfo, what: str) -> datetime | None:
         return None
     if not isinstance(value, datetime):
         raise DagDefinitionError(f"{what} must be a datetime, got {type(value).__name__}.")
+    if type(value) is not datetime:  # a subclass such as pendulum.DateTime: keep plain values
+        zone = _plain_tz(value.tzinfo) if value.tzinfo is not None else None
+        value = datetime(value.year, value.month, value.day, value.hour, value.minute,
+                         value.second, value.microsecond, tzinfo=zone, fold=value.fold)
     return value.replace(tzinfo=tz) if value.tzinfo is None else value
 
 

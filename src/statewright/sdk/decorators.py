@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections.abc
 import functools
 import inspect
-import re
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -20,6 +19,7 @@ from statewright.core.errors import DagDefinitionError
 from statewright.core.trigger_rules import TriggerRule
 from statewright.sdk import _dag_context
 from statewright.sdk.baseoperator import BaseOperator
+from statewright.sdk.decorators_sensor import DecoratedSensorOperator
 from statewright.sdk.operators.bash import BashOperator
 from statewright.sdk.operators.python import (
     BranchPythonOperator,
@@ -27,6 +27,7 @@ from statewright.sdk.operators.python import (
     ShortCircuitOperator,
     determine_kwargs,
 )
+from statewright.sdk.taskgroup import current_task_group, unique_label
 from statewright.sdk.xcom_arg import XComArg
 
 __all__ = ["setup", "task", "teardown"]
@@ -127,7 +128,8 @@ class _TaskDecorator:
         dag = op_kwargs.get("dag") or _dag_context.current_dag()
         task_id = op_kwargs.pop("task_id", None) or self.function.__name__
         if dag is not None:
-            task_id = unique_task_id(dag.task_dict, task_id)
+            group = op_kwargs.get("task_group") or current_task_group(dag)
+            task_id = unique_label(dag, group, task_id)
         _check_call(self.function, args, kwargs, task_id)
         if "multiple_outputs" not in op_kwargs and self.operator_class is _PythonDecoratedOperator:
             op_kwargs["multiple_outputs"] = _returns_mapping(self.function)
@@ -169,17 +171,6 @@ class _TaskDecorator:
         return other
 
 
-def unique_task_id(existing: collections.abc.Container[str], task_id: str) -> str:
-    """``name``, then ``name__1``, ``name__2``... (Airflow's ids for repeated TaskFlow calls)."""
-    if task_id not in existing:
-        return task_id
-    core = re.split(r"__\d+$", task_id)[0]
-    number = 1
-    while f"{core}__{number}" in existing:
-        number += 1
-    return f"{core}__{number}"
-
-
 def _check_call(
     function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], task_id: str
 ) -> None:
@@ -218,7 +209,8 @@ def _returns_mapping(function: Callable[..., Any]) -> bool:
 
 
 class _TaskDecoratorFactory:
-    """``task``: ``@task``, ``@task(...)``, ``.branch``, ``.short_circuit``, ``.bash``."""
+    """``task``: ``@task``, ``@task(...)``, ``.branch``, ``.short_circuit``, ``.bash``,
+    ``.sensor``."""
 
     def _make(
         self,
@@ -246,6 +238,10 @@ class _TaskDecoratorFactory:
 
     def bash(self, python_callable: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
         return self._make(_BashDecoratedOperator, python_callable, kwargs)
+
+    def sensor(self, python_callable: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
+        """``@task.sensor(poke_interval=..., timeout=..., mode=...)``: poke with the function."""
+        return self._make(DecoratedSensorOperator, python_callable, kwargs)
 
 
 task = _TaskDecoratorFactory()

@@ -40,7 +40,35 @@ def serialize_dag(dag: DAG) -> dict[str, Any]:
         "has_on_success_callback": bool(dag.on_success_callback),
         "has_on_failure_callback": bool(dag.on_failure_callback),
         "tasks": [serialize_task(task) for task in tasks],
+        "task_groups": serialize_task_groups(dag),
+        "edge_info": serialize_edge_info(dag),
     }
+
+
+def serialize_task_groups(dag: DAG) -> list[dict[str, Any]]:
+    """The DAG's task groups, parents before children: id, parent, tooltip, colours."""
+    return [
+        {
+            "group_id": group.group_id,
+            "label": group.label,
+            "parent": None if group.parent_group is None else group.parent_group.group_id,
+            "tooltip": group.tooltip,
+            "prefix_group_id": group.prefix_group_id,
+            "ui_color": group.ui_color,
+            "ui_fgcolor": group.ui_fgcolor,
+        }
+        for group in dag.task_group.iter_groups()
+    ]
+
+
+def serialize_edge_info(dag: DAG) -> list[dict[str, str]]:
+    """Labelled edges (``a >> Label("x") >> b``), sorted by their ends."""
+    return [
+        {"upstream": up, "downstream": down, "label": info["label"]}
+        for up, downs in sorted(dag.edge_info.items())
+        for down, info in sorted(downs.items())
+        if "label" in info
+    ]
 
 
 def serialize_schedule(schedule: str | timedelta | None) -> str | dict[str, float] | None:
@@ -53,6 +81,7 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
         "operator": type(task).__name__,
+        "task_group": _group_of(task),
         "upstream": sorted(task.upstream_task_ids),
         "downstream": sorted(task.downstream_task_ids),
         "trigger_rule": str(task.trigger_rule),
@@ -82,6 +111,11 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
             "on_state": bool(task.on_state or task.on_state_change),
         },
     }
+
+
+def _group_of(task: BaseOperator) -> str | None:
+    group = task.task_group
+    return None if group is None or group.is_root else group.group_id
 
 
 def _iso(value: datetime | None) -> str | None:

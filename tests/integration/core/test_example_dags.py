@@ -20,6 +20,10 @@ EXPECTED = {
                                    "cleanup": "success"}),
     "example_deferrable": ("success", {"wait_3s": "success", "quiet_period": "success",
                                        "report": "success"}),
+    "example_task_groups": ("success", {
+        "ingest.wait_for_input": "success", "ingest.split": "success",
+        "emea.clean": "success", "emea.total": "success",
+        "apac.clean": "success", "apac.total": "success", "report": "success"}),
 }
 
 
@@ -54,3 +58,13 @@ def test_the_deferrable_example_waits_in_deferred_and_resumes_its_try() -> None:
     assert ("deferred", "scheduled", "Scheduled") in path
     assert ("queued", "running", "Resuming") in path
     assert result.ti("report").return_value == quiet.return_value
+
+
+def test_the_task_groups_example_reports_both_totals() -> None:
+    dag = load_dag_file(EXAMPLES / "example_task_groups.py").dags["example_task_groups"]
+    result = dag.test()
+    assert result.ti("report").return_value == {"emea": 60, "apac": 15}
+    data = dag.serialize()
+    assert [g["group_id"] for g in data["task_groups"]] == ["ingest", "emea", "apac"]
+    assert {(e["upstream"], e["label"]) for e in data["edge_info"]} == {
+        ("emea.total", "both totals"), ("apac.total", "both totals")}

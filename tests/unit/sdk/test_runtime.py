@@ -318,3 +318,13 @@ def test_empty_operator(run):
         EmptyOperator(task_id="e", execution_timeout=timedelta(seconds=5))
     outcome = run(dag, "e")
     assert (outcome.kind, outcome.return_value, outcome.error) == ("success", None, None)
+
+
+def test_short_circuit_leaves_always_and_teardown_tasks_out_of_its_skip(run):
+    with DAG("d") as dag:
+        check = ShortCircuitOperator(task_id="check", python_callable=lambda: False)
+        direct = EmptyOperator(task_id="direct")
+        notify = EmptyOperator(task_id="notify", trigger_rule="always")
+        teardown = EmptyOperator(task_id="teardown").as_teardown()
+        check >> [direct, notify] >> teardown
+    assert run(dag, "check").skip_task_ids == ["direct"]

@@ -14,14 +14,14 @@ DAG_KEYS = {
     "timezone", "catchup", "max_active_runs", "max_active_tasks", "fail_stop", "params",
     "params_spec", "tags",
     "is_paused_upon_creation", "dagrun_timeout", "has_on_success_callback",
-    "has_on_failure_callback", "tasks",
+    "has_on_failure_callback", "tasks", "task_groups", "edge_info",
 }  # fmt: skip
 TASK_KEYS = {
     "task_id", "operator", "upstream", "downstream", "trigger_rule", "retries", "retry_delay",
     "retry_exponential_backoff", "max_retry_delay", "execution_timeout", "priority_weight",
     "weight_rule", "pool", "pool_slots", "queue", "max_active_tis_per_dag", "depends_on_past",
     "is_sensor", "deferrable", "has_callbacks", "is_setup", "is_teardown",
-    "on_failure_fail_dagrun",
+    "on_failure_fail_dagrun", "task_group",
 }  # fmt: skip
 
 
@@ -94,6 +94,7 @@ def test_serialize_shape_and_values():
     assert set(extract) == TASK_KEYS
     assert extract == {
         "task_id": "extract",
+        "task_group": None,
         "operator": "PythonOperator",
         "upstream": ["start"],
         "downstream": ["load"],

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from statewright.core.errors import DagDefinitionError
+from statewright.core.trigger_rules import reached_by_short_circuit
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.branch import BaseBranchOperator, SkipMixin
 
@@ -90,7 +91,8 @@ class ShortCircuitOperator(PythonOperator, SkipMixin):
 
     On a falsy result, with ``ignore_downstream_trigger_rules=True`` (the default) every task
     downstream (recursively) is skipped; with ``False`` only the direct downstream tasks are, and
-    the tasks after them follow their own trigger rules. The result is stored either way.
+    the tasks after them follow their own trigger rules. Teardown tasks and tasks with the
+    ``always`` rule are never skipped by it. The result is stored either way.
     """
 
     def __init__(self, *, ignore_downstream_trigger_rules: bool = True, **kwargs: Any) -> None:
@@ -102,10 +104,16 @@ class ShortCircuitOperator(PythonOperator, SkipMixin):
         if condition:
             log.info("Condition result is %r: proceeding with downstream tasks.", condition)
             return condition
+        dag = self._require_dag()
         if self.ignore_downstream_trigger_rules:
-            to_skip = self.get_flat_relative_ids(upstream=False)
+            candidates = self.get_flat_relative_ids(upstream=False)
         else:
-            to_skip = self.get_direct_relative_ids(upstream=False)
+            candidates = self.get_direct_relative_ids(upstream=False)
+        to_skip = {
+            task_id for task_id in candidates
+            if reached_by_short_circuit(dag.task_dict[task_id].trigger_rule,
+                                        is_teardown=dag.task_dict[task_id].is_teardown)
+        }
         log.info("Condition result is %r: skipping %s.", condition, sorted(to_skip) or "nothing")
         self.skip(context["ti"], sorted(to_skip))
         return condition

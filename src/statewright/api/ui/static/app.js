@@ -576,6 +576,7 @@ function initDag() {
   };
   const draw = () => {
     $("#grid").replaceChildren(renderGrid(grid, dag.dag_id, selected, select));
+    document.dispatchEvent(new CustomEvent("grid:drawn", { detail: { grid, dagId: dag.dag_id } }));
     const n = grid.dag_runs.length;
     const total = grid.total_entries;
     $("#grid-range").textContent = total
