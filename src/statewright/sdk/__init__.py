@@ -37,9 +37,9 @@ from statewright.sdk.operators import (
     ShortCircuitOperator,
 )
 from statewright.sdk.params import Param, ParamsDict, ParamValidationError
-from statewright.sdk.templating import literal
 from statewright.sdk.sensors.base import PokeReturnValue
 from statewright.sdk.taskgroup import TaskGroup, task_group
+from statewright.sdk.templating import literal
 from statewright.sdk.xcom_arg import XComArg
 
 __all__ = [
@@ -54,10 +54,10 @@ __all__ = [
     "EdgeModifier",
     "EmptyOperator",
     "FailTask",
+    "Label",
     "Param",
     "ParamValidationError",
     "ParamsDict",
-    "Label",
     "PokeReturnValue",
     "PythonOperator",
     "ShortCircuitOperator",

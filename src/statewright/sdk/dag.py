@@ -21,8 +21,8 @@ from statewright.sdk._validation import (
     validate_id,
 )
 from statewright.sdk.params import ParamsDict, check_params
-from statewright.sdk.templating import check_template_arguments, check_templates
 from statewright.sdk.taskgroup import TaskGroup, adopt_task
+from statewright.sdk.templating import check_template_arguments, check_templates
 from statewright.sdk.xcom_arg import DagParam
 
 if TYPE_CHECKING:
