@@ -256,3 +256,18 @@ def test_bash_scripts_are_template_files(tmp_path: Path) -> None:
         BashOperator(task_id="as_is", bash_command=f"bash {tmp_path / 'hello.sh'} ")
     assert _run(dag).return_value == "hello 2024-03-05"
     assert _run(dag, "as_is").return_value == "hello {{ ds }}"
+
+
+def test_a_dag_file_with_a_template_syntax_error_is_an_import_error(tmp_path: Path) -> None:
+    from statewright.sdk.loader import load_dag_file
+
+    path = tmp_path / "broken_template.py"
+    path.write_text("from statewright.sdk import DAG, BashOperator\n"
+                    "dag = DAG('broken')\n"
+                    "BashOperator(task_id='b', dag=dag,\n"
+                    "             bash_command='echo {{ ds }\\n{% if %}')\n")
+    result = load_dag_file(path)
+    assert result.dags == {}
+    assert result.error is not None
+    assert "task 'b', field 'bash_command': template syntax error" in result.error
+    assert f"{path}:3" in result.error
