@@ -271,3 +271,15 @@ def test_a_dag_file_with_a_template_syntax_error_is_an_import_error(tmp_path: Pa
     assert result.error is not None
     assert "task 'b', field 'bash_command': template syntax error" in result.error
     assert f"{path}:3" in result.error
+
+
+def test_python_operator_templates_dict(tmp_path: Path) -> None:
+    (tmp_path / "q.sql").write_text("select '{{ ds }}'")
+    with DAG("d") as dag:
+        dag.fileloc = str(tmp_path / "dag.py")
+        PythonOperator(task_id="t", python_callable=lambda templates_dict: templates_dict,
+                       templates_dict={"day": "{{ ds }}", "query": "q.sql"},
+                       templates_exts=[".sql"])
+    outcome = _run(dag)
+    assert outcome.return_value == {"day": "2024-03-05", "query": "select '2024-03-05'"}
+    assert outcome.extra["rendered_fields"]["templates_dict"] == outcome.return_value
