@@ -241,6 +241,7 @@ def test_values_are_stored_as_plain_data() -> None:
 def test_render_template_fields_is_airflows_method() -> None:
     with DAG("d") as dag:
         task = Echo(task_id="t", value="{{ ds }}")
+    assert task.render_template(["{{ ds_nodash }}"], _context(dag, task)) == ["20240305"]
     task.render_template_fields(_context(dag, task))
     assert task.value == "2024-03-05"
     with pytest.raises(TemplateRenderError, match="field 'value'"):
