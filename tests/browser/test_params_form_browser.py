@@ -52,6 +52,7 @@ def test_trigger_form_from_params(page: Any, ui_server: UiServer) -> None:
 
     page.click("#trigger-submit")  # owner has no default: refused in the browser
     assert page.inner_text("#param-owner-error") == "A value is required."
+    assert "Some params are not valid" in page.inner_text("#trigger-error")
     page.fill("#param-owner", "ana")
     page.fill("#param-days", "40")
     assert page.inner_text("#param-days-error") == "Must be at most 30."
@@ -96,7 +97,11 @@ def test_the_panel_shows_what_a_try_rendered(page: Any, ui_server: UiServer) -> 
                       logical_date=datetime(2024, 3, 5, tzinfo=UTC), run_id="r1")
     assert result.states == {"say": "success"}
     page.goto(f"{ui_server.url}/dags/templated/runs/{quote('r1', safe='')}/tasks/say")
+    page.locator("#panel-log").wait_for()
+    assert page.locator("#panel-rendered").is_hidden()  # the log shows first
+    page.click("#panel-rendered-tab")
     cell = page.locator("#panel-rendered tr[data-field='bash_command'] pre")
     cell.wait_for()
+    assert page.locator("#panel-log").is_hidden()
     assert cell.inner_text() == "echo '2024-03-05 <i>r1</i>'"
     assert page.locator("#panel-rendered i").count() == 0

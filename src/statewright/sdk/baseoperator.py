@@ -27,6 +27,7 @@ from statewright.sdk._validation import (
 from statewright.sdk.hooks import check_cache_args, to_state_hooks
 from statewright.sdk.params import ParamsDict, check_params
 from statewright.sdk.taskgroup import TaskGroup, current_task_group, join_task_group
+from statewright.sdk.templating import Templater
 from statewright.sdk.xcom_arg import XComArg, iter_xcom_args
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def _apply_defaults(init: Callable[..., None]) -> Callable[..., None]:
     return apply_defaults
 
 
-class BaseOperator(DependencyMixin, abc.ABC):
+class BaseOperator(DependencyMixin, Templater, abc.ABC):
     """A task: one node of a DAG. Subclasses implement ``execute(context)``.
 
     The arguments are Airflow's task arguments; ``execution_timeout``, ``retry_delay`` and
@@ -120,9 +121,6 @@ class BaseOperator(DependencyMixin, abc.ABC):
     # Airflow's template fields: rendered as Jinja templates before ``execute`` (see
     # ``statewright.sdk.templating``); XComArgs in them create upstream edges.
     template_fields: ClassVar[Sequence[str]] = ()
-    # A template field whose value ends in one of these names a template file (Airflow's).
-    template_ext: ClassVar[Sequence[str]] = ()
-    template_fields_renderers: ClassVar[dict[str, str]] = {}
     is_sensor: ClassVar[bool] = False
     deferrable: bool = False
     # Setup / teardown (Airflow 2.7+): set with as_setup() / as_teardown() or @setup / @teardown.
@@ -270,20 +268,6 @@ class BaseOperator(DependencyMixin, abc.ABC):
     @abc.abstractmethod
     def execute(self, context: Any) -> Any:
         """Do the work of one try. The return value is stored (it must be plain JSON data)."""
-
-    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
-        """Render this task's template fields in place (Airflow's method; the runtime renders
-        a try's fields itself and puts the originals back after the try)."""
-        from statewright.sdk.templating import render_task_fields
-
-        for name, value in render_task_fields(self, context, jinja_env).items():
-            setattr(self, name, value)
-
-    def get_template_env(self) -> Any:
-        """The Jinja environment of this task's DAG (sandboxed)."""
-        from statewright.sdk.templating import create_template_env
-
-        return create_template_env(self.dag)
 
     def on_kill(self) -> None:
         """Called when the try is stopped (its execution_timeout passed); release what it holds."""

@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import jinja2
 import jinja2.exceptions
@@ -283,6 +283,34 @@ def rendering(task: BaseOperator, context: Mapping[str, Any]) -> Iterator[dict[s
     finally:
         for name, value in originals.items():
             setattr(task, name, value)
+
+
+class Templater:
+    """Airflow's templating attributes and methods of an operator (a mixin of BaseOperator)."""
+
+    template_fields: ClassVar[Sequence[str]] = ()
+    # A template field whose value ends in one of these names a template file.
+    template_ext: ClassVar[Sequence[str]] = ()
+    # How the UI of Airflow shows each field ("bash", "json", "sql", ...): kept for compatibility.
+    template_fields_renderers: ClassVar[dict[str, str]] = {}
+
+    def get_template_env(self) -> jinja2.Environment:
+        """The Jinja environment of this task's DAG (sandboxed)."""
+        return create_template_env(getattr(self, "dag", None))
+
+    def render_template(self, content: Any, context: Mapping[str, Any],
+                        jinja_env: jinja2.Environment | None = None) -> Any:
+        """``content`` rendered with ``context`` (strings, files, containers)."""
+        return render_template(content, context, jinja_env or self.get_template_env(),
+                               template_ext=_template_ext(self))
+
+    def render_template_fields(self, context: Mapping[str, Any],
+                               jinja_env: jinja2.Environment | None = None) -> None:
+        """Render this task's template fields in place (the runtime renders a try's fields
+        itself and puts the originals back after the try)."""
+        task: Any = self
+        for name, value in render_task_fields(task, context, jinja_env).items():
+            setattr(self, name, value)
 
 
 # -- storing and showing ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "src" / "statewright" / "exampl
 
 EXPECTED = {
     "example_hello": ("success", None),
+    "example_params": ("success", {"window": "success", "report": "success"}),
     "example_branch": ("success", None),
     "example_retry": ("success", {"flaky": "success", "report": "success"}),
     "example_failure": ("failed", {"broken": "failed", "publish": "upstream_failed",

@@ -118,7 +118,8 @@ def test_params_merge_dag_then_task_then_conf() -> None:
         task = PythonOperator(task_id="t", python_callable=print,
                               params={"b": "task", "c": "task"})
     assert _context(dag, task, {"c": "conf"})["params"] == {"a": "dag", "b": "task", "c": "conf"}
-    assert render_task_fields(task, _context(dag, task)) == {"op_args": [], "op_kwargs": {}}
+    assert render_task_fields(task, _context(dag, task)) == {
+        "templates_dict": None, "op_args": [], "op_kwargs": {}}
 
 
 def test_the_context_has_airflows_keys_and_lazy_entries() -> None:

@@ -241,6 +241,7 @@ def test_values_are_stored_as_plain_data() -> None:
 def test_render_template_fields_is_airflows_method() -> None:
     with DAG("d") as dag:
         task = Echo(task_id="t", value="{{ ds }}")
+    assert task.render_template(["{{ ds_nodash }}"], _context(dag, task)) == ["20240305"]
     task.render_template_fields(_context(dag, task))
     assert task.value == "2024-03-05"
     with pytest.raises(TemplateRenderError, match="field 'value'"):
@@ -256,3 +257,30 @@ def test_bash_scripts_are_template_files(tmp_path: Path) -> None:
         BashOperator(task_id="as_is", bash_command=f"bash {tmp_path / 'hello.sh'} ")
     assert _run(dag).return_value == "hello 2024-03-05"
     assert _run(dag, "as_is").return_value == "hello {{ ds }}"
+
+
+def test_a_dag_file_with_a_template_syntax_error_is_an_import_error(tmp_path: Path) -> None:
+    from statewright.sdk.loader import load_dag_file
+
+    path = tmp_path / "broken_template.py"
+    path.write_text("from statewright.sdk import DAG, BashOperator\n"
+                    "dag = DAG('broken')\n"
+                    "BashOperator(task_id='b', dag=dag,\n"
+                    "             bash_command='echo {{ ds }\\n{% if %}')\n")
+    result = load_dag_file(path)
+    assert result.dags == {}
+    assert result.error is not None
+    assert "task 'b', field 'bash_command': template syntax error" in result.error
+    assert f"{path}:3" in result.error
+
+
+def test_python_operator_templates_dict(tmp_path: Path) -> None:
+    (tmp_path / "q.sql").write_text("select '{{ ds }}'")
+    with DAG("d") as dag:
+        dag.fileloc = str(tmp_path / "dag.py")
+        PythonOperator(task_id="t", python_callable=lambda templates_dict: templates_dict,
+                       templates_dict={"day": "{{ ds }}", "query": "q.sql"},
+                       templates_exts=[".sql"])
+    outcome = _run(dag)
+    assert outcome.return_value == {"day": "2024-03-05", "query": "select '2024-03-05'"}
+    assert outcome.extra["rendered_fields"]["templates_dict"] == outcome.return_value

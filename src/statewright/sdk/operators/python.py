@@ -44,9 +44,14 @@ def determine_kwargs(
 
 
 class PythonOperator(BaseOperator):
-    """Call ``python_callable(*op_args, **op_kwargs)``, plus the context keys it asks for."""
+    """Call ``python_callable(*op_args, **op_kwargs)``, plus the context keys it asks for.
 
-    template_fields: ClassVar[Sequence[str]] = ("op_args", "op_kwargs")
+    ``templates_dict`` (a template field, as ``op_args`` and ``op_kwargs``) reaches the callable
+    rendered, as the context key ``templates_dict``; ``templates_exts`` names the endings of its
+    values that are template files (Airflow's).
+    """
+
+    template_fields: ClassVar[Sequence[str]] = ("templates_dict", "op_args", "op_kwargs")
 
     def __init__(
         self,
@@ -55,6 +60,8 @@ class PythonOperator(BaseOperator):
         op_args: Sequence[Any] | None = None,
         op_kwargs: Mapping[str, Any] | None = None,
         show_return_value_in_logs: bool = True,
+        templates_dict: Mapping[str, Any] | None = None,
+        templates_exts: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -66,6 +73,9 @@ class PythonOperator(BaseOperator):
         self.op_args = list(op_args or ())
         self.op_kwargs = dict(op_kwargs or {})
         self.show_return_value_in_logs = show_return_value_in_logs
+        self.templates_dict = dict(templates_dict) if templates_dict is not None else None
+        if templates_exts:
+            self.template_ext = tuple(templates_exts)
 
     def execute(self, context: Any) -> Any:
         result = self.execute_callable(context)
@@ -74,7 +84,7 @@ class PythonOperator(BaseOperator):
         return result
 
     def execute_callable(self, context: Mapping[str, Any]) -> Any:
-        merged = {**context, **self.op_kwargs}
+        merged = {**context, "templates_dict": self.templates_dict, **self.op_kwargs}
         kwargs = determine_kwargs(self.python_callable, self.op_args, merged)
         return self.python_callable(*self.op_args, **kwargs)
 

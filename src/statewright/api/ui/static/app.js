@@ -459,10 +459,8 @@ class TaskPanel {
     const logBox = el("div", { class: "log-box" }, el("h3", {}, `Log of try ${t.try_number}`));
     const pre = el("pre", { class: "log", id: "panel-log" }, "Loading…");
     logBox.append(pre);
-    if (window.statewrightTemplating) {
-      box.append(window.statewrightTemplating.renderedBox(this.key, t.try_number));
-    }
-    box.append(logBox);
+    box.append(window.statewrightTemplating
+      ? window.statewrightTemplating.tryTabs(logBox, this.key, t.try_number) : logBox);
     this.loadLog(t, pre);
     return box;
   }

@@ -191,5 +191,26 @@ window.statewrightTemplating = (() => {
     return box;
   }
 
-  return { openTriggerForm, checkTriggerForm, showTriggerErrors, renderedBox };
+  // "Log" and "Rendered" tabs under a try; the chosen one stays chosen as the panel refreshes
+  let tryView = "log";
+
+  function tryTabs(logBox, key, tryNumber) {
+    const rendered = renderedBox(key, tryNumber);
+    const bar = el("div", { class: "view-tabs" });
+    const show = (view) => {
+      tryView = view;
+      logBox.hidden = view !== "log";
+      rendered.hidden = view !== "rendered";
+      for (const b of bar.children) b.classList.toggle("on", b.dataset.view === view);
+    };
+    bar.append(
+      el("button", { class: "tab", type: "button", id: "panel-log-tab", dataset: { view: "log" },
+        onclick: () => show("log") }, "Log"),
+      el("button", { class: "tab", type: "button", id: "panel-rendered-tab",
+        dataset: { view: "rendered" }, onclick: () => show("rendered") }, "Rendered"));
+    show(tryView);
+    return el("div", { class: "try-views-box" }, bar, logBox, rendered);
+  }
+
+  return { openTriggerForm, checkTriggerForm, showTriggerErrors, tryTabs };
 })();
