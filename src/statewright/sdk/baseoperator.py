@@ -235,6 +235,18 @@ class BaseOperator(DependencyMixin, abc.ABC):
                 self.set_upstream(arg)
         _setup_teardown.record(self)
 
+    # -- mapping ------------------------------------------------------------------------------
+
+    is_mapped: ClassVar[bool] = False
+
+    @classmethod
+    def partial(cls, **kwargs: Any) -> Any:
+        """Fix arguments for every instance of a mapped task; then ``.expand(**mapped)`` or
+        ``.expand_kwargs(...)`` (see statewright.sdk.mappedoperator)."""
+        from statewright.sdk.mappedoperator import OperatorPartial
+
+        return OperatorPartial(cls, kwargs)
+
     # -- execution ----------------------------------------------------------------------------
 
     @abc.abstractmethod

@@ -20,6 +20,7 @@ from typing import Any
 
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.context import Context, build_context, current_context
+from statewright.sdk.expandinput import LazyXComSequence
 from statewright.sdk.exceptions import (
     FailTask,
     RescheduleTask,
@@ -65,12 +66,19 @@ class TaskOutcome:
     """The exception that ended the try (for failure hooks); never sent to the worker."""
 
 
+def upstream_xcoms(xcoms: dict[str, Any], mapped: Any = ()) -> dict[str, Any]:
+    """Upstream return values as a task reads them: a mapped upstream's as a sequence of its
+    instances' values in map-index order."""
+    return {k: LazyXComSequence.from_pairs(v) if k in mapped else v for k, v in xcoms.items()}
+
+
 def execute_task(task: BaseOperator, context: Context) -> TaskOutcome:
-    """Run ``task.execute(context)`` once and describe the result.
+    """Run ``task.execute(context)`` once and describe the result. A mapped task is first
+    unmapped: the operator of this map index is built (and becomes the context's task).
 
     KeyboardInterrupt and SystemExit propagate; every other exception becomes an outcome.
     """
-    return _run(task, context, lambda: task.execute(context))
+    return _run(task, context, lambda t: t.execute(context))
 
 
 def resume_task(
@@ -88,7 +96,7 @@ def resume_task(
                   for k, v in dict(next_kwargs or {}).items()}
     except Exception as exc:
         return _failure(OutcomeKind.FAILED, exc)
-    return _run(task, context, lambda: task.resume_execution(next_method, kwargs, context))
+    return _run(task, context, lambda t: t.resume_execution(next_method, kwargs, context))
 
 
 def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
@@ -103,8 +111,10 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
 def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti = context["ti"]
     try:
+        if task.is_mapped:
+            task = _unmap(task, context)
         with current_context(context), _resolved_inputs(task, context), _timeout(task):
-            value = call()
+            value = call(task)
         return _success(task, ti, value)
     except TaskDeferred as exc:
         log.info("Task %s deferred to %s (resumes in %s)", task.task_id, exc.classpath,
@@ -227,6 +237,15 @@ def _call_on_kill(task: BaseOperator) -> None:
         task.on_kill()
     except Exception:
         log.exception("on_kill of task %s failed", task.task_id)
+
+
+def _unmap(task: Any, context: Context) -> BaseOperator:
+    """The operator of this task instance's map index (see ``MappedOperator.unmap``)."""
+    with current_context(context):
+        real: BaseOperator = task.unmap(context)
+    context["task"] = real
+    context["ti"].task = real
+    return real
 
 
 @contextmanager

@@ -51,7 +51,8 @@ def serialize_schedule(schedule: str | timedelta | None) -> str | dict[str, floa
 def serialize_task(task: BaseOperator) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
-        "operator": type(task).__name__,
+        "operator": task.task_type if task.is_mapped else type(task).__name__,
+        **_mapping(task),
         "upstream": sorted(task.upstream_task_ids),
         "downstream": sorted(task.downstream_task_ids),
         "trigger_rule": str(task.trigger_rule),
@@ -81,6 +82,15 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
             "on_state": bool(task.on_state or task.on_state_change),
         },
     }
+
+
+def _mapping(task: Any) -> dict[str, Any]:
+    """A mapped task's expand input (what the scheduler counts the instances from)."""
+    if not task.is_mapped:
+        return {}
+    return {"expand_input": task.serialize_expand_input(),
+            "map_index_template": task.map_index_template,
+            "max_active_tis_per_dagrun": task.max_active_tis_per_dagrun}
 
 
 def _iso(value: datetime | None) -> str | None:

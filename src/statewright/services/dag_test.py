@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from statewright.core.clock import Clock, utcnow
+from statewright.core.mapping import ti_label
 from statewright.core.states import RUN_TERMINAL, TI, DagRunState, TaskInstanceState
 from statewright.core.transitions import Actor
 from statewright.db.engine import make_engine, transaction
@@ -42,6 +43,7 @@ class TaskInstanceResult:
     try_number: int
     state_message: str | None
     return_value: Any = None
+    map_index: int = -1
 
 
 @dataclass
@@ -154,8 +156,9 @@ def _result(engine: Engine, run_pk: int, url: str) -> DagTestResult:
     out = DagTestResult(run.dag_id, run.run_id, DagRunState(run.state), run.state_name,
                         database_url=url)
     for t in tis:
-        out.task_instances[t.task_id] = TaskInstanceResult(
+        stored = values.get((run_pk, t.task_id), {})
+        out.task_instances[ti_label(t.task_id, t.map_index)] = TaskInstanceResult(
             t.task_id, TaskInstanceState(t.state), t.state_name, t.try_number, t.state_message,
-            values.get((run_pk, t.task_id)))
+            stored.get(t.map_index), map_index=t.map_index)
     out.history = [dict(h._mapping) for h in history]
     return out
