@@ -151,7 +151,7 @@ def _result(engine: Engine, run_pk: int, url: str) -> DagTestResult:
     with engine.connect() as conn:
         run = run_repo.get(conn, run_pk)
         tis = ti_repo.by_run(conn, run_pk)
-        values = xcom_repo.get_return_values(conn, [(run_pk, t.task_id) for t in tis])
+        values = xcom_repo.get_indexed_return_values(conn, [(run_pk, t.task_id) for t in tis])
         history = transitions_log.for_run(conn, run.dag_id, run.run_id)
     out = DagTestResult(run.dag_id, run.run_id, DagRunState(run.state), run.state_name,
                         database_url=url)

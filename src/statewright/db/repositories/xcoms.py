@@ -95,6 +95,14 @@ def get_values(conn: Connection, pairs: Iterable[tuple[int, str]]
 
 def get_return_values(
     conn: Connection, pairs: Iterable[tuple[int, str]]
+) -> dict[tuple[int, str], Any]:
+    """(dag_run_id, task_id) → return value of the unmapped task instance (map index -1)."""
+    return {pair: by_index[-1] for pair, by_index in get_indexed_return_values(conn, pairs).items()
+            if -1 in by_index}
+
+
+def get_indexed_return_values(
+    conn: Connection, pairs: Iterable[tuple[int, str]]
 ) -> dict[tuple[int, str], dict[int, Any]]:
     """(dag_run_id, task_id) → map index → return value, map indexes ascending."""
     out: dict[tuple[int, str], dict[int, Any]] = {}

@@ -76,7 +76,7 @@ def upstream_values(conn: Connection, run_pk: int, view: DagView, task_ids: list
                     ) -> dict[str, Any]:
     """Outputs of upstream tasks as a mapped task sees them: an unmapped task's return value,
     a mapped task's list of its instances' values in map-index order."""
-    stored = xcom_repo.get_return_values(conn, [(run_pk, t) for t in task_ids])
+    stored = xcom_repo.get_indexed_return_values(conn, [(run_pk, t) for t in task_ids])
     out: dict[str, Any] = {}
     for tid in task_ids:
         by_index = stored.get((run_pk, tid))
