@@ -20,7 +20,6 @@ from typing import Any
 
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.context import Context, build_context, current_context
-from statewright.sdk.expandinput import LazyXComSequence
 from statewright.sdk.exceptions import (
     FailTask,
     RescheduleTask,
@@ -28,6 +27,7 @@ from statewright.sdk.exceptions import (
     TaskDeferred,
     TaskTimeout,
 )
+from statewright.sdk.expandinput import LazyXComSequence
 from statewright.sdk.xcom_arg import has_references, resolve_references
 
 __all__ = ["OutcomeKind", "TaskOutcome", "build_context", "execute_task", "resume_task"]

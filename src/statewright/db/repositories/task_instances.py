@@ -72,8 +72,8 @@ def scheduled_to_queue(conn: Connection, limit: int) -> list[Any]:
 @functools.cache
 def _workloads() -> Any:
     return (select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.map_index, ti.dag_run_id,
-                   ti.try_number, ti.max_tries, ti.next_method, ti.next_kwargs, ti.state, ti.first_poke_at,
-                   ti.poke_count,
+                   ti.try_number, ti.max_tries, ti.next_method, ti.next_kwargs, ti.state,
+                   ti.first_poke_at, ti.poke_count,
                    dag_run.c.logical_date, dag_run.c.data_interval_start,
                    dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type)
             .join(dag_run, dag_run.c.id == ti.dag_run_id)

@@ -157,9 +157,9 @@ _RETURN = "return_value"
 def _upstream_values(view: DagView, upstream: Sequence[str], run_pk: int,
                      stored: Mapping[tuple[int, str], dict[int, dict[str, Any]]]
                      ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """What a try reads of its direct upstreams: return values (a mapped upstream's: the list
-    of its instances' ``[map index, value]`` pairs in map-index order) and values pushed under other keys (a mapped
-    upstream's: per key, the list of its instances' values)."""
+    """What a try reads of its direct upstreams: return values (a mapped upstream's: its
+    instances' ``[map index, value]`` pairs in map-index order) and values pushed under other
+    keys (a mapped upstream's: per key, the list of its instances' values)."""
     xcoms: dict[str, Any] = {}
     pushed: dict[str, dict[str, Any]] = {}
     for up in upstream:
