@@ -303,7 +303,8 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
     scheduler = Scheduler(app.engine, executor, views=views, config=SchedulerConfig(
         idle_seconds=s.scheduler_idle_seconds,
         zombie_threshold=timedelta(seconds=s.zombie_threshold_seconds),
-        queued_timeout=timedelta(seconds=s.queued_timeout_seconds)),
+        queued_timeout=timedelta(seconds=s.queued_timeout_seconds),
+        max_map_length=s.max_map_length),
         extra_steps=scheduler_steps(app))  # schedules → runs, backfills, Late
     threads = []
     if with_processor:

@@ -132,6 +132,7 @@ class BaseOperator(DependencyMixin, abc.ABC):
         queue: str = DEFAULT_QUEUE,
         depends_on_past: bool = False,
         max_active_tis_per_dag: int | None = None,
+        max_active_tis_per_dagrun: int | None = None,
         params: dict[str, Any] | None = None,
         doc_md: str | None = None,
         doc: str | None = None,
@@ -196,6 +197,8 @@ class BaseOperator(DependencyMixin, abc.ABC):
             if max_active_tis_per_dag is None
             else _check_int(max_active_tis_per_dag, f"{where}: max_active_tis_per_dag", minimum=1)
         )
+        self.max_active_tis_per_dagrun = None if max_active_tis_per_dagrun is None else \
+            _check_int(max_active_tis_per_dagrun, f"{where}: max_active_tis_per_dagrun", minimum=1)
         if params is not None and not isinstance(params, dict):
             raise DagDefinitionError(f"{where}: params must be a dict, got {params!r}.")
         self.params: dict[str, Any] = dict(params or {})

@@ -27,9 +27,9 @@ __all__ = ["MappedOperator", "OperatorPartial", "mappable_names"]
 ExpandInput = DictOfListsExpandInput | ListOfDictsExpandInput
 
 _BASE_ARGS = frozenset(inspect.signature(BaseOperator.__init__).parameters) - {"self", "kwargs"}
-NON_MAPPABLE = _BASE_ARGS | {"map_index_template", "max_active_tis_per_dagrun"}
+NON_MAPPABLE = _BASE_ARGS | {"map_index_template"}
 """Arguments every instance shares (the scheduler reads them): given to partial() only."""
-_MAPPED_ONLY = ("map_index_template", "max_active_tis_per_dagrun")
+_MAPPED_ONLY = ("map_index_template",)
 
 
 def mappable_names(operator_class: type[BaseOperator]) -> tuple[frozenset[str], bool]:
@@ -170,7 +170,6 @@ class MappedOperator(BaseOperator):
         expand_input: ExpandInput,
         mapped_field: str | None = None,
         map_index_template: str | None = None,
-        max_active_tis_per_dagrun: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(task_id, **kwargs)
@@ -188,14 +187,6 @@ class MappedOperator(BaseOperator):
                 f"task {task_id!r}: map_index_template must be a string (a template naming "
                 f"each instance), got {map_index_template!r}.")
         self.map_index_template = map_index_template
-        if max_active_tis_per_dagrun is not None and (
-                isinstance(max_active_tis_per_dagrun, bool)
-                or not isinstance(max_active_tis_per_dagrun, int)
-                or max_active_tis_per_dagrun < 1):
-            raise DagDefinitionError(
-                f"task {task_id!r}: max_active_tis_per_dagrun must be a positive integer, got "
-                f"{max_active_tis_per_dagrun!r}.")
-        self.max_active_tis_per_dagrun = max_active_tis_per_dagrun
 
     @property
     def task_type(self) -> str:

@@ -86,11 +86,11 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
 
 def _mapping(task: Any) -> dict[str, Any]:
     """A mapped task's expand input (what the scheduler counts the instances from)."""
+    limit = {"max_active_tis_per_dagrun": task.max_active_tis_per_dagrun}
     if not task.is_mapped:
-        return {}
+        return limit
     return {"expand_input": task.serialize_expand_input(),
-            "map_index_template": task.map_index_template,
-            "max_active_tis_per_dagrun": task.max_active_tis_per_dagrun}
+            "map_index_template": task.map_index_template, **limit}
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from statewright.core.clock import Clock, utcnow
-from statewright.core.mapping import ti_label
+from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH, ti_label
 from statewright.core.states import RUN_TERMINAL, TI, DagRunState, TaskInstanceState
 from statewright.core.transitions import Actor
 from statewright.db.engine import make_engine, transaction
@@ -78,6 +78,7 @@ def run_dag_test(
     on_result: Callable[[Workload, TryResult], None] | None = None,
     logs_folder: Path | None = None,
     max_wait_seconds: float = 3600.0,
+    max_map_length: int = DEFAULT_MAX_MAP_LENGTH,
 ) -> DagTestResult:
     """Run ``dag`` once; returns the run with its task instances (state, name, try number)."""
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -103,6 +104,7 @@ def run_dag_test(
                                      echo=echo, on_result=on_result, logs_folder=logs_folder)
         scheduler = Scheduler(engine, executor, clock=clock, views=views,
                               config=SchedulerConfig(idle_seconds=0.0,
+                                                     max_map_length=max_map_length,
                                                      only_runs=frozenset({run_pk})))
         deadline = time.monotonic() + max_wait_seconds
         while True:

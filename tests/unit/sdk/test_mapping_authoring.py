@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from statewright.core.errors import DagDefinitionError
-from statewright.sdk import DAG, BashOperator, BaseOperator, task
+from statewright.sdk import DAG, BaseOperator, BashOperator, task
 from statewright.sdk.mappedoperator import MappedOperator
 
 
@@ -86,7 +86,7 @@ def test_classic_operators_take_partial_then_expand_and_keep_scheduler_arguments
     (lambda: Echo.partial(task_id="e", map_index_template=3).expand(value=[1]),
      "map_index_template must be a string"),
     (lambda: Echo.partial(task_id="e", max_active_tis_per_dagrun=0).expand(value=[1]),
-     "max_active_tis_per_dagrun must be a positive integer"),
+     "max_active_tis_per_dagrun must be at least 1"),
 ])
 def test_bad_mapping_is_refused_when_the_dag_is_defined(make: Any, needle: str) -> None:
     with DAG("d"), pytest.raises(DagDefinitionError) as info:
