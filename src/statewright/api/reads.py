@@ -193,66 +193,96 @@ def _in_dag_order(conn: Connection, dag_id: str, rows: list[Any]) -> list[Any]:
     return sorted(rows, key=lambda r: (order.get(r.task_id, len(order)), r.id))
 
 
-def ti_row(conn: Connection, dag_id: str, run_id: str, task_id: str) -> tuple[Any, Any]:
+def ti_row(conn: Connection, dag_id: str, run_id: str, task_id: str, map_index: int = -1,
+           *, any_index: bool = False) -> tuple[Any, Any]:
+    """The run and the task instance ``(task_id, map_index)``; ``any_index``: the first
+    instance of the task when it has none of that map index."""
     run = run_row(conn, dag_id, run_id)
-    row = ti_repo.get_by_key(conn, run.id, task_id)
+    row = ti_repo.get_by_key(conn, run.id, task_id, map_index)
     if row is None:
+        instances = ti_repo.mapped_instances(conn, run.id, task_id)
+        if instances and any_index:
+            return run, instances[0]
+        base = f"/api/v1/dags/{dag_id}/dagRuns/{run_id}/taskInstances"
+        if instances:
+            indexes = [r.map_index for r in instances]
+            raise NotFound(
+                f"Task {task_id!r} of run {run_id!r} is mapped: it has {len(instances)} task "
+                f"instances, map indexes {indexes[0]} to {indexes[-1]}; there is none of map "
+                f"index {map_index}. Add the map index to the URL "
+                f"({base}/{task_id}/{indexes[0]}); {base}/{task_id}/listMapped lists them.")
         raise NotFound(f"Run {run_id!r} of DAG {dag_id!r} has no task {task_id!r}. GET "
-                       f"/api/v1/dags/{dag_id}/dagRuns/{run_id}/taskInstances lists its tasks.")
+                       f"{base} lists its tasks.")
     return run, row
 
 
-def _log_url(dag_id: str, run_id: str, task_id: str, try_number: int) -> str:
+def list_mapped_task_instances(conn: Connection, dag_id: str, run_id: str, task_id: str
+                               ) -> s.TaskInstanceCollection:
+    run = run_row(conn, dag_id, run_id)
+    rows = ti_repo.mapped_instances(conn, run.id, task_id)
+    if not rows:
+        raise NotFound(f"Run {run_id!r} of DAG {dag_id!r} has no task {task_id!r}. GET "
+                       f"/api/v1/dags/{dag_id}/dagRuns/{run_id}/taskInstances lists its tasks.")
+    return s.TaskInstanceCollection(task_instances=[s.TaskInstance(**_ti(r)) for r in rows],
+                                    total_entries=len(rows))
+
+
+def _log_url(dag_id: str, run_id: str, task_id: str, try_number: int,
+             map_index: int = -1) -> str:
+    index = f"/{map_index}" if map_index >= 0 else ""
     return (f"/api/v1/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}/taskInstances/{_q(task_id)}"
-            f"/logs/{try_number}")
+            f"{index}/logs/{try_number}")
 
 
-def get_task_instance(conn: Connection, dag_id: str, run_id: str, task_id: str
-                      ) -> s.TaskInstanceDetail:
-    _, row = ti_row(conn, dag_id, run_id, task_id)
+def get_task_instance(conn: Connection, dag_id: str, run_id: str, task_id: str,
+                      map_index: int = -1, *, any_index: bool = False) -> s.TaskInstanceDetail:
+    _, row = ti_row(conn, dag_id, run_id, task_id, map_index, any_index=any_index)
+    index = row.map_index
     tries: list[s.Try] = []
     for h in ti_repo.history_of(conn, row.id):
         tries.append(s.Try(
             try_number=h.try_number, state=h.state, state_name=h.state_name,
             state_message=h.state_message, hostname=h.hostname, pid=h.pid,
             start_date=h.start_date, end_date=h.end_date, duration=h.duration, error=h.error,
-            traceback=h.traceback, log_url=_log_url(dag_id, run_id, task_id, h.try_number)))
+            traceback=h.traceback,
+            log_url=_log_url(dag_id, run_id, task_id, h.try_number, index)))
     seen = {t.try_number for t in tries}
     if row.try_number > 0 and row.try_number not in seen:
         tries.append(s.Try(
             try_number=row.try_number, state=row.state, state_name=row.state_name,
             state_message=row.state_message, hostname=row.hostname, pid=row.pid,
             start_date=row.start_date, end_date=row.end_date, duration=row.duration,
-            current=True, log_url=_log_url(dag_id, run_id, task_id, row.try_number)))
+            current=True, log_url=_log_url(dag_id, run_id, task_id, row.try_number, index)))
     tries.sort(key=lambda t: t.try_number)
     return s.TaskInstanceDetail(**_ti(row), tries=tries)
 
 
 def _transition(r: Any) -> s.Transition:
-    return s.Transition(task_id=r.task_id, from_state=r.from_state, to_state=r.to_state,
+    return s.Transition(task_id=r.task_id, map_index=r.map_index, from_state=r.from_state,
+                        to_state=r.to_state,
                         name=r.name, message=r.message, actor=r.actor,
                         try_number=r.try_number, at=r.at)
 
 
-def task_instance_history(conn: Connection, dag_id: str, run_id: str, task_id: str
-                          ) -> s.TransitionCollection:
-    _, row = ti_row(conn, dag_id, run_id, task_id)
+def task_instance_history(conn: Connection, dag_id: str, run_id: str, task_id: str,
+                          map_index: int = -1) -> s.TransitionCollection:
+    _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
     rows = transitions_log.for_task_instance(conn, row.id)
     return s.TransitionCollection(transitions=[_transition(r) for r in rows],
                                   total_entries=len(rows))
 
 
-def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str
-                 ) -> s.XComCollection:
-    _, row = ti_row(conn, dag_id, run_id, task_id)
+def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str,
+                 map_index: int = -1) -> s.XComCollection:
+    _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
     entries = [s.XComEntry(key=r.key, value=r.value, timestamp=r.created_at)
-               for r in xcom_repo.entries(conn, row.dag_run_id, task_id)]
+               for r in xcom_repo.entries(conn, row.dag_run_id, task_id, row.map_index)]
     return s.XComCollection(xcom_entries=entries, total_entries=len(entries))
 
 
 def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_number: int, *,
-             logs_folder: Path | None, max_bytes: int) -> s.TaskLog:
-    _, row = ti_row(conn, dag_id, run_id, task_id)
+             logs_folder: Path | None, max_bytes: int, map_index: int = -1) -> s.TaskLog:
+    _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
     if try_number < 1 or try_number > row.try_number:
         have = (f"its tries are 1 to {row.try_number}" if row.try_number
                 else "it has not started a try yet")
@@ -262,7 +292,7 @@ def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_numbe
         if h.try_number == try_number and h.log_path:
             path = h.log_path
     if path is None:
-        path = log_path_for(logs_folder, dag_id, run_id, task_id, try_number)
+        path = log_path_for(logs_folder, dag_id, run_id, task_id, try_number, row.map_index)
     if path is None or not os.path.isfile(path):
         where = f" (expected at {path})" if path else ""
         raise NotFound(f"No log file for try {try_number} of task {task_id!r} in run "

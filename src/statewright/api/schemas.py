@@ -224,6 +224,7 @@ class TaskInstanceDetail(TaskInstance):
 
 class Transition(BaseModel):
     task_id: str | None = None
+    map_index: int | None = Field(default=None, description="null for a DAG run's rows")
     from_state: str | None = Field(description="null when the row was created")
     to_state: str
     name: str
@@ -298,6 +299,7 @@ class Health(BaseModel):
 
 class PlannedChange(BaseModel):
     task_id: str
+    map_index: int = -1
     from_state: str
     to_state: str
     path: list[str]

@@ -159,18 +159,12 @@ def get(conn: Connection, pk: int) -> Any:
 
 
 def get_by_key(conn: Connection, dag_run_id: int, task_id: str, map_index: int = -1) -> Any:
-    """The task instance ``(dag run, task id, map index)``. A mapped task not yet expanded has
-    only its map index -1 instance; asked for -1 once it is expanded, this gives map index 0."""
-    row = conn.execute(
+    """The task instance ``(dag run, task id, map index)`` (a mapped task not yet expanded has
+    only its map index -1 instance)."""
+    return conn.execute(
         select(task_instance).where(ti.dag_run_id == dag_run_id, ti.task_id == task_id,
                                     ti.map_index == map_index)
     ).first()
-    if row is None and map_index == -1:
-        row = conn.execute(
-            select(task_instance).where(ti.dag_run_id == dag_run_id, ti.task_id == task_id)
-            .order_by(ti.map_index).limit(1)
-        ).first()
-    return row
 
 
 def mapped_instances(conn: Connection, dag_run_id: int, task_id: str) -> list[Any]:
