@@ -7,6 +7,7 @@ raises ``NotFound`` saying what is missing and where to look.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -17,6 +18,7 @@ from sqlalchemy import Connection
 
 from statewright.api import schemas as s
 from statewright.api.errors import NotFound
+from statewright.core.mapping import summary_state
 from statewright.core.states import RUN_UNFINISHED
 from statewright.db.repositories import browse, transitions_log
 from statewright.db.repositories import dags as dag_repo
@@ -320,26 +322,59 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
     ser_tasks = (row.serialized or {}).get("tasks", [])
     rows: dict[str, s.GridRow] = {
         t["task_id"]: s.GridRow(task_id=t["task_id"], operator=t.get("operator"),
+                                is_mapped="expand_input" in t,
                                 role=("setup" if t.get("is_setup") else
                                       "teardown" if t.get("is_teardown") else None),
                                 instances=[None] * len(runs))
         for t in ser_tasks
     }
+    mapped: dict[tuple[str, int], list[Any]] = {}
     for c in browse.grid_cells(conn, list(column)):
         grid_row = rows.get(c.task_id)
         if grid_row is None:
             grid_row = rows[c.task_id] = s.GridRow(task_id=c.task_id, in_dag=False,
                                                    instances=[None] * len(runs))
-        grid_row.instances[column[c.dag_run_id]] = s.GridCell(
-            state=c.state, state_name=c.state_name, state_message=c.state_message,
-            try_number=c.try_number, max_tries=c.max_tries, start_date=c.start_date,
-            end_date=c.end_date, duration=c.duration)
+        if grid_row.is_mapped or c.map_index >= 0:
+            grid_row.is_mapped = True
+            mapped.setdefault((c.task_id, column[c.dag_run_id]), []).append(c)
+            continue
+        grid_row.instances[column[c.dag_run_id]] = _grid_cell(c)
+    for (task_id, i), cells in mapped.items():
+        rows[task_id].instances[i] = _mapped_cell(cells)
     return s.Grid(
         dag_id=dag_id, total_entries=total, offset=offset, limit=limit,
         dag_runs=[s.GridRun(**_run_brief(r).model_dump(), run_type=r.run_type,
                             duration=_run_duration(r)) for r in runs],
         rows=list(rows.values()),
     )
+
+
+def _grid_cell(c: Any) -> s.GridCell:
+    return s.GridCell(
+        state=c.state, state_name=c.state_name, state_message=c.state_message,
+        try_number=c.try_number, max_tries=c.max_tries, start_date=c.start_date,
+        end_date=c.end_date, duration=c.duration)
+
+
+def _mapped_cell(cells: list[Any]) -> s.GridCell:
+    """A mapped task's instances in one run, summarized (an unexpanded one shows as itself)."""
+    if len(cells) == 1 and cells[0].map_index < 0:
+        return _grid_cell(cells[0])
+    counts = Counter(c.state for c in cells)
+    state = summary_state([c.state for c in cells])
+    first = next(c for c in cells if c.state == state)
+    starts = [c.start_date for c in cells if c.start_date is not None]
+    ends = [c.end_date for c in cells if c.end_date is not None]
+    return s.GridCell(
+        state=state, state_name=first.state_name,
+        state_message=f"{len(cells)} mapped task instances: " + ", ".join(
+            f"{n} {st}" for st, n in counts.most_common()),
+        try_number=max(c.try_number for c in cells), max_tries=max(c.max_tries for c in cells),
+        start_date=min(starts) if starts else None,
+        end_date=max(ends) if ends and len(ends) == len(cells) else None,
+        duration=(max(ends) - min(starts)).total_seconds()
+        if starts and ends and len(ends) == len(cells) else None,
+        map_count=len(cells), state_counts=dict(counts))
 
 
 # -- health -------------------------------------------------------------------------------------

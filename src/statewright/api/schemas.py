@@ -264,10 +264,16 @@ class GridCell(BaseModel):
     start_date: datetime | None = None
     end_date: datetime | None = None
     duration: float | None = None
+    map_count: int | None = Field(
+        default=None, description="A mapped task: how many instances it expanded to (the "
+        "cell then summarizes them: ``state`` is the state they show together).")
+    state_counts: dict[str, int] | None = Field(
+        default=None, description="A mapped task: its instances per state.")
 
 
 class GridRow(BaseModel):
     task_id: str
+    is_mapped: bool = False
     operator: str | None = None
     role: str | None = Field(default=None, description="'setup' or 'teardown' for those tasks.")
     in_dag: bool = Field(default=True, description="False for a task no longer in the DAG.")

@@ -172,6 +172,23 @@ def decide_expansion(
     return Expansion(ExpansionOutcome.EXPAND, length=n)
 
 
+# The state a mapped task's instances show together (Airflow's mapped summary): the first of
+# this order that any instance is in.
+_SUMMARY_ORDER = ("failed", "upstream_failed", "up_for_retry", "up_for_reschedule", "queued",
+                  "scheduled", "deferred", "running", "restarting", "shutdown", "none",
+                  "success", "skipped", "removed")
+
+
+def summary_state(states: Sequence[str]) -> str:
+    """The one state a mapped task's instances are shown with (a failure first, then what is
+    still to happen, then success)."""
+    present = set(states)
+    for state in _SUMMARY_ORDER:
+        if state in present:
+            return state
+    return states[0] if states else "none"
+
+
 def index_in_product(index: int, lengths: Sequence[int]) -> list[int]:
     """The position in each argument of the ``index``-th combination of their cross product
     (the last argument varies fastest)."""

@@ -76,3 +76,16 @@ def test_clear_and_mark_take_the_map_index(
     states = [t["state"] for t in client.get(f"{base}/square/listMapped").json()[
         "task_instances"]]
     assert states == ["failed", "success", "success"]
+
+
+def test_the_grid_shows_a_mapped_task_as_one_row_with_a_count_and_a_summary(
+        client: TestClient, engine: Engine, settings: Settings) -> None:
+    _run(engine, settings)
+    grid = client.get("/api/v1/dags/mapped_api/grid").json()
+    rows = {r["task_id"]: r for r in grid["rows"]}
+    assert list(rows) == ["square", "total"]
+    assert rows["square"]["is_mapped"] and not rows["total"]["is_mapped"]
+    [cell] = rows["square"]["instances"]
+    assert (cell["state"], cell["map_count"], cell["state_counts"]) == (
+        "success", 3, {"success": 3})
+    assert rows["total"]["instances"][0]["map_count"] is None
