@@ -383,31 +383,35 @@ def expand_mapped_task(
     length: int,
     actor: Actor,
     now: datetime,
-) -> list[int]:
+) -> int:
     """Expand the unexpanded task instance ``ti_id`` (map index -1, in ``none``) of a mapped
-    task whose dependencies are met into ``length`` instances, all ``scheduled``.
+    task whose dependencies are met into ``length`` instances, all ``scheduled``; returns how
+    many task instances there are now (0: the row was no longer unexpanded in ``none`` —
+    another scheduler expanded it — and was left alone).
 
     As Airflow's ``expand_mapped_task``: the row itself becomes map index 0; map indexes
-    1 .. length-1 are inserted with the row's columns. One history row per instance (the
-    inserted ones from no state, as created). A row no longer unexpanded in ``none`` (another
-    scheduler did it) is left alone: returns ``[]``."""
+    1 .. length-1 are inserted with the row's columns, in one statement (a counting CTE), and
+    their history rows (created, in ``scheduled``) in another."""
     message = f"expanded into {length} task instances"
     res = set_task_instance_state(conn, ti_id, frm=TI.NONE, to=TI.SCHEDULED, actor=actor,
                                   now=now, message=message, values={"map_index": 0})
     if not res.changed:
-        return []
+        return 0
+    if length <= 1:
+        return 1
     c = task_instance.c
     row = conn.execute(select(task_instance).where(c.id == ti_id)).one()._mapping
-    if length <= 1:
-        return [ti_id]
     same = {k: row[k] for k in ("dag_run_id", "dag_id", "run_id", "task_id", "max_tries",
                                 "operator", "priority_weight", "pool", "pool_slots", "queue")}
     name = default_ti_name(TI.SCHEDULED).value
-    insert_many(
-        conn, task_instance, ("map_index",), [(i,) for i in range(1, length)],
-        {**same, "state": TI.SCHEDULED.value, "state_name": name, "try_number": 0,
-         "poke_count": 0, "scheduled_at": now, "updated_at": now, "state_message": message},
-    )
+    constants = {**same, "state": TI.SCHEDULED.value, "state_name": name, "try_number": 0,
+                 "poke_count": 0, "scheduled_at": now, "updated_at": now,
+                 "state_message": message}
+    seq = select(literal(1).label("i")).cte("map_indexes", recursive=True)
+    seq = seq.union_all(select(seq.c.i + 1).where(seq.c.i < length - 1))
+    conn.execute(insert(task_instance).from_select(
+        [*constants, "map_index"],
+        select(*(literal(v, c[k].type) for k, v in constants.items()), seq.c.i)))
     conn.execute(insert(state_transition).from_select(
         ["entity", "entity_id", "dag_id", "run_id", "task_id", "map_index", "to_state", "name",
          "message", "actor", "try_number", "at"],
@@ -417,10 +421,7 @@ def expand_mapped_task(
         .where(c.dag_run_id == same["dag_run_id"], c.task_id == same["task_id"],
                c.map_index >= 1),
     ))
-    created = [pk for (pk,) in conn.execute(
-        select(c.id).where(c.dag_run_id == same["dag_run_id"], c.task_id == same["task_id"])
-        .order_by(c.map_index)).all()]
-    return created
+    return length
 
 
 def set_task_instance_state(

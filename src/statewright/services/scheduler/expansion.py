@@ -107,7 +107,7 @@ def expand(conn: Connection, run_pk: int, nodes: RunNodes, labels: list[str], *,
                 states.pop(label, None)
                 for i in range(decision.length):
                     states[ti_label(row.task_id, i)] = TI.SCHEDULED
-            changed += len(created)
+            changed += created
             continue
         target = TI.SKIPPED if decision.outcome is ExpansionOutcome.SKIP else TI.FAILED
         res = door.set_task_instance_state(conn, row.id, frm=TI.NONE, to=target, actor=actor,
