@@ -171,6 +171,7 @@ def run_history(conn: Connection, dag_id: str, run_id: str) -> s.TransitionColle
 def _ti(r: Any) -> dict[str, Any]:
     return dict(
         dag_id=r.dag_id, dag_run_id=r.run_id, task_id=r.task_id, map_index=r.map_index,
+        rendered_map_index=r.rendered_map_index,
         state=r.state, state_name=r.state_name, state_message=r.state_message,
         try_number=r.try_number, max_tries=r.max_tries, operator=r.operator, pool=r.pool,
         queue=r.queue, priority_weight=r.priority_weight, hostname=r.hostname, pid=r.pid,

@@ -174,6 +174,8 @@ class TaskInstance(BaseModel):
     dag_run_id: str
     task_id: str
     map_index: int
+    rendered_map_index: str | None = Field(
+        default=None, description="The name map_index_template gave a mapped instance.")
     state: str
     state_name: str
     state_message: str | None = None

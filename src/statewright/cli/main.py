@@ -211,7 +211,8 @@ def _print_tis(tis: list[Any]) -> None:
     table = Table("task_id", "map_index", "state", "name", "try", "message")
     for t in tis:
         index = getattr(t, "map_index", -1)
-        table.add_row(t.task_id, "" if index < 0 else str(index),
+        name = getattr(t, "rendered_map_index", None)
+        table.add_row(t.task_id, "" if index < 0 else f"{index} {name or ''}".strip(),
                       str(getattr(t.state, "value", t.state)), t.state_name,
                       str(t.try_number), (t.state_message or "")[:80])
     console.print(table)
@@ -233,7 +234,9 @@ def tasks_states(app: App, run_id: str, dag_id: str | None, output: str) -> None
     if output == "json":
         click.echo(json.dumps({"dag_id": run.dag_id, "run_id": run.run_id, "state": run.state,
                                "task_instances": [{"task_id": t.task_id,
-                                                   "map_index": t.map_index, "state": t.state,
+                                                   "map_index": t.map_index,
+                                                   "rendered_map_index": t.rendered_map_index,
+                                                   "state": t.state,
                                                    "state_name": t.state_name,
                                                    "try_number": t.try_number} for t in tis]}))
         return

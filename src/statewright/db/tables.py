@@ -127,6 +127,7 @@ task_instance = Table(
     Column("run_id", String(250), nullable=False),
     Column("task_id", String(250), nullable=False),
     Column("map_index", Integer, nullable=False, default=-1),
+    Column("rendered_map_index", String(250), nullable=True),  # map_index_template's name
     Column("state", String(20), nullable=False),
     Column("state_name", String(40), nullable=False),
     Column("state_message", Text, nullable=True),

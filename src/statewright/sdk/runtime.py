@@ -103,6 +103,9 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti = context["ti"]
     ti.skipped_task_ids.clear()
     outcome = _outcome(task, context, call)
+    name = _rendered_map_index(context)
+    if name is not None:
+        outcome.extra["rendered_map_index"] = name
     if ti.pushed:  # stored with the outcome, whatever it is (as Airflow writes them at once)
         outcome.extra["xcoms"] = dict(ti.pushed)
     return outcome
@@ -146,6 +149,22 @@ def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
             outcome.traceback = (f"{outcome.traceback}\nThe trigger's traceback:\n"
                                  f"{trigger_traceback}")
         return outcome
+
+
+def _rendered_map_index(context: Context) -> str | None:
+    """The name ``map_index_template`` gives this instance, rendered with the context after the
+    try (as Airflow, so the task may add what the template reads); ``None`` without one."""
+    template = getattr(context["task"], "map_index_template", None)
+    if not template or context["ti"].map_index < 0:
+        return None
+    from jinja2.sandbox import SandboxedEnvironment
+
+    try:
+        name = SandboxedEnvironment().from_string(template).render(**context)
+    except Exception as exc:
+        log.warning("map_index_template %r could not be rendered: %s", template, exc)
+        return None
+    return name.strip()[:250] or None
 
 
 def _deferred(exc: TaskDeferred) -> TaskOutcome:

@@ -44,6 +44,7 @@ class TaskInstanceResult:
     state_message: str | None
     return_value: Any = None
     map_index: int = -1
+    rendered_map_index: str | None = None
 
 
 @dataclass
@@ -161,6 +162,7 @@ def _result(engine: Engine, run_pk: int, url: str) -> DagTestResult:
         stored = values.get((run_pk, t.task_id), {})
         out.task_instances[ti_label(t.task_id, t.map_index)] = TaskInstanceResult(
             t.task_id, TaskInstanceState(t.state), t.state_name, t.try_number, t.state_message,
-            stored.get(t.map_index), map_index=t.map_index)
+            stored.get(t.map_index), map_index=t.map_index,
+            rendered_map_index=t.rendered_map_index)
     out.history = [dict(h._mapping) for h in history]
     return out

@@ -301,3 +301,34 @@ def test_retries_and_trigger_rules_work_per_map_index(engine: Engine) -> None:
                             .where(task_instance.c.task_id == "flaky",
                                    task_instance.c.run_id == result.run_id)).all()
     assert sorted(rows) == [(0, 1), (1, 2), (2, 2)]
+
+
+def test_map_index_template_names_each_instance(engine: Engine) -> None:
+    with DAG("map_names") as dag:
+        @task(map_index_template="{{ task.op_kwargs['city'] | upper }}")
+        def forecast(city: str) -> str:
+            return f"sunny in {city}"
+
+        forecast.expand(city=["paris", "lima"])
+    result = dag.test(engine=engine)
+    names = {t.map_index: t.rendered_map_index for t in _mapped(result, "forecast").values()}
+    assert names == {0: "PARIS", 1: "LIMA"}
+
+
+def test_max_map_length_is_configurable(engine: Engine) -> None:
+    with DAG("map_limit") as dag:
+        @task
+        def work(x: int) -> int:
+            return x
+
+        work.expand(x=[1, 2, 3])
+    result = dag.test(engine=engine, max_map_length=2)
+    assert result.ti("work").state.value == "failed"
+    assert "max_map_length (2)" in result.ti("work").state_message
+
+
+def test_the_max_map_length_setting_is_read_from_the_environment() -> None:
+    from statewright.config import load_settings
+
+    assert load_settings({}).max_map_length == 1024
+    assert load_settings({"STATEWRIGHT_MAX_MAP_LENGTH": "5000"}).max_map_length == 5000

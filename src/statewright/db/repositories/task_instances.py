@@ -99,6 +99,14 @@ def set_pids(conn: Connection, pids: Mapping[int, int]) -> None:
         conn.execute(_set_pids(), [{"b_id": k, "b_pid": v} for k, v in pids.items()])
 
 
+def set_rendered_map_indexes(conn: Connection, names: Mapping[int, str]) -> None:
+    """The names ``map_index_template`` gave mapped task instances (task instance → name)."""
+    if names:
+        conn.execute(update(task_instance).where(ti.id == bindparam("b_id")).values(
+            rendered_map_index=bindparam("b_name")),
+            [{"b_id": k, "b_name": v} for k, v in names.items()])
+
+
 def heartbeat(conn: Connection, pairs: Sequence[tuple[int, int]], now: datetime) -> int:
     """Touch last_heartbeat_at of running tries (id, try_number)."""
     from sqlalchemy import tuple_

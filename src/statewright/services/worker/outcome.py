@@ -137,6 +137,9 @@ def _after_apply(conn: Connection, results: Sequence[TryResult],
         (r.dag_run_id, r.task_id, r.map_index, key, value) for r in results
         if r.ti_id in reached
         for key, value in ((r.extra or {}).get("xcoms") or {}).items()], now)
+    ti_repo.set_rendered_map_indexes(conn, {
+        r.ti_id: str(r.extra["rendered_map_index"]) for r in results
+        if r.ti_id in reached and (r.extra or {}).get("rendered_map_index")})
     caching.store_results(conn, results, reached, now)
     callbacks.record_reports(conn, results, reached, now=now, actor=actor)
 

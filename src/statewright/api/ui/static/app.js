@@ -385,6 +385,8 @@ class TaskPanel {
     const head = el("div", { class: "panel-head" },
       el("div", {},
         el("h2", { id: "panel-task-id" }, tiLabel(ti.task_id, ti.map_index)),
+        ti.rendered_map_index ? el("div", { class: "muted small", id: "panel-map-name" },
+          ti.rendered_map_index) : null,
         el("div", { class: "muted small" }, "run ",
           el("a", { href: runUrl(dagId, runId) }, runId), " · ",
           el("a", { href: `${runUrl(dagId, runId)}/tasks/${enc(taskId)}` }, "page"))),
@@ -702,7 +704,8 @@ function renderRun(run, tis, history, selectedTask, onPick, onAction) {
     dataset: { taskId: t.task_id, mapIndex: t.map_index },
     onclick: () => onPick(t.task_id, t.map_index),
   },
-  el("td", { class: "mono" }, tiLabel(t.task_id, t.map_index)),
+  el("td", { class: "mono", title: t.rendered_map_index || "" }, tiLabel(t.task_id, t.map_index) +
+    (t.rendered_map_index ? ` ${t.rendered_map_index}` : "")),
   el("td", {}, badge(t.state, t.state_name)),
   el("td", {}, t.try_number ? `${t.try_number} / ${t.max_tries + 1}` : "—"),
   el("td", { class: "small" }, timeEl(t.start_date)),

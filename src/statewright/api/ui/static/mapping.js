@@ -62,7 +62,8 @@ window.statewrightMapping = (() => {
             selected.task_id === row.task_id && selected.map_index === i;
           return el("td", {}, el("button", {
             class: `cell s-${ti.state} n-${ti.state_name}` + (isSel ? " selected" : ""),
-            title: `${row.task_id} [${i}] · ${run.dag_run_id}\n${ti.state_name} (${ti.state})` +
+            title: `${row.task_id} [${i}]${ti.rendered_map_index ? ` ${ti.rendered_map_index}` : ""}` +
+              ` · ${run.dag_run_id}\n${ti.state_name} (${ti.state})` +
               ` · try ${ti.try_number}` + (ti.state_message ? `\n${ti.state_message}` : ""),
             dataset: { taskId: row.task_id, runId: run.dag_run_id, mapIndex: i, state: ti.state },
             onclick: () => onSelect(run.dag_run_id, row.task_id, i),

@@ -1,7 +1,8 @@
 """task mapping: map_index in every task instance key
 
-The task instance table already carries ``map_index``; its history, the state history and the
-stored results get it too, and a result's key becomes (dag run, task, map index, key).
+The task instance table already carries ``map_index`` (and now the name ``map_index_template``
+gives an instance); its history, the state history and the stored results get the map index
+too, and a result's key becomes (dag run, task, map index, key).
 
 Revision ID: 0005
 Revises: 0004
@@ -20,6 +21,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table('task_instance') as batch:
+        batch.add_column(sa.Column('rendered_map_index', sa.String(length=250), nullable=True))
     with op.batch_alter_table('task_instance_history') as batch:
         batch.add_column(sa.Column('map_index', sa.Integer(), nullable=False,
                                    server_default='-1'))
@@ -48,3 +51,5 @@ def downgrade() -> None:
         batch.drop_column('map_index')
     with op.batch_alter_table('task_instance_history') as batch:
         batch.drop_column('map_index')
+    with op.batch_alter_table('task_instance') as batch:
+        batch.drop_column('rendered_map_index')
