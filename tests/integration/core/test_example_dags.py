@@ -20,6 +20,7 @@ EXPECTED = {
                                    "cleanup": "success"}),
     "example_deferrable": ("success", {"wait_3s": "success", "quiet_period": "success",
                                        "report": "success"}),
+    "example_mapping": ("success", None),
 }
 
 
@@ -54,3 +55,17 @@ def test_the_deferrable_example_waits_in_deferred_and_resumes_its_try() -> None:
     assert ("deferred", "scheduled", "Scheduled") in path
     assert ("queued", "running", "Resuming") in path
     assert result.ti("report").return_value == quiet.return_value
+
+
+def test_the_mapping_example_expands_per_file_and_per_combination() -> None:
+    dag = load_dag_file(EXAMPLES / "example_mapping.py").dags["example_mapping"]
+    result = dag.test()
+    counts = sorted((t for t in result.task_instances.values() if t.task_id == "count_rows"),
+                    key=lambda t: t.map_index)
+    assert [t.rendered_map_index for t in counts] == ["orders.csv", "customers.csv",
+                                                      "returns.csv"]
+    assert result.ti("total").return_value == sum(t.return_value for t in counts)
+    resized = sorted((t for t in result.task_instances.values() if t.task_id == "resize"),
+                     key=lambda t: t.map_index)
+    assert [t.return_value for t in resized] == [
+        "logo.png@320px", "logo.png@1280px", "banner.png@320px", "banner.png@1280px"]
