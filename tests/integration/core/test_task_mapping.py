@@ -332,3 +332,26 @@ def test_the_max_map_length_setting_is_read_from_the_environment() -> None:
 
     assert load_settings({}).max_map_length == 1024
     assert load_settings({"STATEWRIGHT_MAX_MAP_LENGTH": "5000"}).max_map_length == 5000
+
+
+FAILED_INDEXES: list[int] = []
+
+
+def _record_failure(context: Any) -> None:
+    FAILED_INDEXES.append(context["ti"].map_index)
+
+
+def test_callbacks_run_per_map_index(engine: Engine) -> None:
+    FAILED_INDEXES.clear()
+    with DAG("map_callbacks") as dag:
+        @task(on_failure_callback=_record_failure)
+        def check(x: int) -> int:
+            if x % 2:
+                raise ValueError(f"{x} is odd")
+            return x
+
+        check.expand(x=[1, 2, 3, 4])
+    result = dag.test(engine=engine)
+    assert [t.state.value for _, t in sorted(_mapped(result, "check").items())] == [
+        "failed", "success", "failed", "success"]
+    assert sorted(FAILED_INDEXES) == [0, 2]

@@ -85,3 +85,31 @@ def test_marking_one_map_index_failed_leaves_the_others(harness: Any) -> None:
     rows = _rows(h)
     assert [rows[("square", i)].state for i in range(3)] == ["failed", "success", "success"]
     assert h.run().state == "success"  # the leaf (total) succeeded
+
+
+def test_results_are_cached_per_map_index(harness: Any) -> None:
+    from datetime import timedelta
+
+    from statewright.sdk.caching import task_input_hash
+
+    CALLS.clear()
+    with DAG("mapped_cache") as dag:
+        @task(cache_key_fn=task_input_hash, cache_expiration=timedelta(hours=1))
+        def cube(x: int) -> int:
+            CALLS.append(x)
+            return x ** 3
+
+        cube.expand(x=[1, 2, 3])
+    h = harness(dag)
+    h.new_run("r1")
+    h.loop()
+    h.new_run("r2")
+    h.loop()
+    assert sorted(CALLS) == [1, 2, 3]  # the second run ran none: each index hit its own key
+    rows = _rows(h)
+    assert [rows[("cube", i)].state_name for i in range(3)] == ["Cached"] * 3
+    with h.engine.connect() as conn:
+        stored = {r.map_index: r.value for r in conn.execute(
+            select(xcom.c.map_index, xcom.c.value).where(
+                xcom.c.dag_run_id == rows[("cube", 0)].dag_run_id)).all()}
+    assert stored == {0: 1, 1: 8, 2: 27}
