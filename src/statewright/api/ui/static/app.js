@@ -641,7 +641,7 @@ function renderGantt(run, transitions, order, onPick) {
   const lanes = new Map([["", []]]);
   for (const id of order) lanes.set(id, []);
   for (const t of transitions) {
-    const key = t.task_id || "";
+    const key = t.task_id ? tiLabel(t.task_id, t.map_index ?? -1) : "";
     if (!lanes.has(key)) lanes.set(key, []);
     lanes.get(key).push(t);
   }
@@ -712,7 +712,11 @@ function renderRun(run, tis, history, selectedTask, onPick, onAction) {
   el("td", {}, dur(t.duration ?? (t.state === "running" && t.start_date
     ? (Date.now() - new Date(t.start_date)) / 1000 : null))),
   el("td", { class: "msg", title: t.state_message || "" }, t.state_message || ""))));
-  renderGantt(run, history.transitions, tis.task_instances.map((t) => t.task_id), onPick);
+  const labels = new Map(tis.task_instances.map((t) => [tiLabel(t.task_id, t.map_index), t]));
+  renderGantt(run, history.transitions, [...labels.keys()], (label) => {
+    const t = labels.get(label);
+    onPick(t ? t.task_id : label, t ? t.map_index : -1);
+  });
 }
 
 function initRun() {
