@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import func, select
+from throughput import _wait_run
 
 from statewright.core.clock import utcnow
 from statewright.core.transitions import Actor
@@ -30,7 +31,6 @@ from statewright.db import transition as door
 from statewright.db.engine import make_engine, transaction
 from statewright.db.migrate import migrate
 from statewright.db.repositories import dags as dag_repo
-from statewright.db.repositories import runs as run_repo
 from statewright.db.tables import state_transition, task_instance
 from statewright.sdk import DAG, task
 from statewright.services.dag_processor import DagProcessor
@@ -56,17 +56,6 @@ with DAG("static", max_active_tasks=100000):
 with DAG("warmup", max_active_tasks=100000):
     noop.expand(i=[1, 2])
 '''
-
-
-def _wait_run(engine: Engine, dag_id: str, run_id: str, timeout: float) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with engine.connect() as conn:
-            run = run_repo.get_by_run_id(conn, dag_id, run_id)
-        if run.state in ("success", "failed"):
-            return str(run.state)
-        time.sleep(0.02)
-    return "timeout"
 
 
 def throughput(tmp: Path, n: int, parallelism: int, repeats: int) -> dict[str, Any]:
