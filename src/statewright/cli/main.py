@@ -146,7 +146,8 @@ def dags_test(app: App, dag_id: str, conf: str | None) -> None:
     colors = {"success": "green", "failed": "red", "up_for_retry": "yellow", "skipped": "magenta"}
 
     def progress(w: Any, r: Any) -> None:
-        console.print(f"  {w.task_id:<30} try {w.try_number}  [{colors.get(r.kind, 'white')}]"
+        label = w.task_id if w.map_index < 0 else f"{w.task_id}[{w.map_index}]"
+        console.print(f"  {label:<30} try {w.try_number}  [{colors.get(r.kind, 'white')}]"
                       f"{r.kind}[/]{'  ' + r.error if r.error else ''}", highlight=False)
 
     console.print(f"testing [bold]{dag_id}[/]")
