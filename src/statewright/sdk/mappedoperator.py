@@ -32,9 +32,8 @@ NON_MAPPABLE = _BASE_ARGS | {"map_index_template"}
 _MAPPED_ONLY = ("map_index_template",)
 
 
-def mappable_names(operator_class: type[BaseOperator]) -> tuple[frozenset[str], bool]:
-    """The arguments of an operator class's ``__init__`` chain, and whether any part of the
-    chain below BaseOperator takes ``**kwargs`` it does not hand on (then any name is taken)."""
+def mappable_names(operator_class: type[BaseOperator]) -> frozenset[str]:
+    """The arguments an operator class's ``__init__`` chain takes besides BaseOperator's."""
     names: set[str] = set()
     for klass in operator_class.__mro__:
         init = klass.__dict__.get("__init__")
@@ -43,7 +42,7 @@ def mappable_names(operator_class: type[BaseOperator]) -> tuple[frozenset[str], 
         for p in inspect.signature(init).parameters.values():
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self":
                 names.add(p.name)
-    return frozenset(names - _BASE_ARGS), False
+    return frozenset(names - _BASE_ARGS)
 
 
 def _required_names(operator_class: type[BaseOperator]) -> set[str]:
@@ -76,7 +75,7 @@ class OperatorPartial:
                 f"got {task_id!r}.")
         self._where = f"task {task_id!r}"
         if function is None:
-            own, _ = mappable_names(operator_class)
+            own = mappable_names(operator_class)
             unknown = sorted(set(self.kwargs) - own - _BASE_ARGS - set(_MAPPED_ONLY))
             if unknown:
                 raise DagDefinitionError(
@@ -123,7 +122,7 @@ class OperatorPartial:
             params = inspect.signature(self.function).parameters.values()
             return frozenset(p.name for p in params
                              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
-        return mappable_names(self.operator_class)[0]
+        return mappable_names(self.operator_class)
 
     def _takes_any(self) -> bool:
         if self.function is None:
