@@ -110,6 +110,8 @@ class Settings:
     celery_visibility_timeout: float = 3600.0
     """Redis broker: seconds before a message taken by a worker that never acknowledged it
     (the worker died) is delivered again. Longer than the longest try."""
+    max_map_length: int = 1024
+    """The most task instances one mapped task may expand to (more fails the task)."""
     extra: dict[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **kwargs: object) -> Settings:
@@ -160,4 +162,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         or "redis://127.0.0.1:6379/0",
         celery_visibility_timeout=_positive(
             env, "STATEWRIGHT_CELERY_VISIBILITY_TIMEOUT", _float, 3600.0),
+        max_map_length=_positive(env, "STATEWRIGHT_MAX_MAP_LENGTH", _int, 1024),
     )

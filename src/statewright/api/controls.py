@@ -28,7 +28,8 @@ def result(plan: Any, *, dry_run: bool) -> s.ControlResult:
     return s.ControlResult(
         action=plan.action, dag_id=plan.dag_id, dag_run_id=plan.run_id, dry_run=dry_run,
         applied=not dry_run and not plan.empty, notice=plan.notice,
-        changes=[s.PlannedChange(task_id=c.task_id, from_state=c.frm.value,
+        changes=[s.PlannedChange(task_id=c.task_id, map_index=c.map_index,
+                                 from_state=c.frm.value,
                                  to_state=c.to.value, path=[p.value for p in c.path],
                                  name=c.name.value if c.name else None,
                                  try_number=c.try_number, kills_try=c.kills_try)
@@ -69,12 +70,12 @@ def clear_run(request: Request, dag_id: str, run_id: str, body: s.ClearBody) -> 
 
 
 def clear_task(request: Request, dag_id: str, run_id: str, task_id: str,
-               body: s.TaskClearBody) -> s.ControlResult:
+               body: s.TaskClearBody, map_index: int = -1) -> s.ControlResult:
     _known_tasks(request, dag_id, run_id, [task_id])
     plan = controls.clear_task_instances(
         engine_of(request), run_id, dag_id=dag_id, task_regexes=_exactly([task_id]),
         upstream=body.include_upstream, downstream=body.include_downstream,
-        dry_run=body.dry_run, actor=Actor.API, now=utcnow())
+        map_indexes=_indexes(map_index), dry_run=body.dry_run, actor=Actor.API, now=utcnow())
     return result(plan, dry_run=body.dry_run)
 
 
@@ -94,9 +95,14 @@ def set_run_state(request: Request, dag_id: str, run_id: str, body: s.DagRunPatc
 
 
 def mark_task(request: Request, dag_id: str, run_id: str, task_id: str,
-              body: s.TaskInstancePatch) -> None:
+              body: s.TaskInstancePatch, map_index: int = -1) -> None:
     _known_tasks(request, dag_id, run_id, [task_id])
     controls.mark_task_instances(
         engine_of(request), run_id, task_id, TI(body.new_state), dag_id=dag_id,
-        upstream=body.include_upstream, downstream=body.include_downstream, actor=Actor.API,
-        now=utcnow())
+        upstream=body.include_upstream, downstream=body.include_downstream,
+        map_indexes=_indexes(map_index), actor=Actor.API, now=utcnow())
+
+
+def _indexes(map_index: int) -> list[int] | None:
+    """One map index of a mapped task; -1: the task's every instance."""
+    return None if map_index < 0 else [map_index]

@@ -7,6 +7,7 @@ raises ``NotFound`` saying what is missing and where to look.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -17,6 +18,7 @@ from sqlalchemy import Connection
 
 from statewright.api import schemas as s
 from statewright.api.errors import NotFound
+from statewright.core.mapping import summary_state
 from statewright.core.states import RUN_UNFINISHED
 from statewright.core.task_groups import summarize_group
 from statewright.db.repositories import browse, transitions_log
@@ -173,6 +175,7 @@ def run_history(conn: Connection, dag_id: str, run_id: str) -> s.TransitionColle
 def _ti(r: Any) -> dict[str, Any]:
     return dict(
         dag_id=r.dag_id, dag_run_id=r.run_id, task_id=r.task_id, map_index=r.map_index,
+        rendered_map_index=r.rendered_map_index,
         state=r.state, state_name=r.state_name, state_message=r.state_message,
         try_number=r.try_number, max_tries=r.max_tries, operator=r.operator, pool=r.pool,
         queue=r.queue, priority_weight=r.priority_weight, hostname=r.hostname, pid=r.pid,
@@ -197,66 +200,96 @@ def _in_dag_order(conn: Connection, dag_id: str, rows: list[Any]) -> list[Any]:
     return sorted(rows, key=lambda r: (order.get(r.task_id, len(order)), r.id))
 
 
-def ti_row(conn: Connection, dag_id: str, run_id: str, task_id: str) -> tuple[Any, Any]:
+def ti_row(conn: Connection, dag_id: str, run_id: str, task_id: str, map_index: int = -1,
+           *, any_index: bool = False) -> tuple[Any, Any]:
+    """The run and the task instance ``(task_id, map_index)``; ``any_index``: the first
+    instance of the task when it has none of that map index."""
     run = run_row(conn, dag_id, run_id)
-    row = ti_repo.get_by_key(conn, run.id, task_id)
+    row = ti_repo.get_by_key(conn, run.id, task_id, map_index)
     if row is None:
+        instances = ti_repo.mapped_instances(conn, run.id, task_id)
+        if instances and any_index:
+            return run, instances[0]
+        base = f"/api/v1/dags/{dag_id}/dagRuns/{run_id}/taskInstances"
+        if instances:
+            indexes = [r.map_index for r in instances]
+            raise NotFound(
+                f"Task {task_id!r} of run {run_id!r} is mapped: it has {len(instances)} task "
+                f"instances, map indexes {indexes[0]} to {indexes[-1]}; there is none of map "
+                f"index {map_index}. Add the map index to the URL "
+                f"({base}/{task_id}/{indexes[0]}); {base}/{task_id}/listMapped lists them.")
         raise NotFound(f"Run {run_id!r} of DAG {dag_id!r} has no task {task_id!r}. GET "
-                       f"/api/v1/dags/{dag_id}/dagRuns/{run_id}/taskInstances lists its tasks.")
+                       f"{base} lists its tasks.")
     return run, row
 
 
-def _log_url(dag_id: str, run_id: str, task_id: str, try_number: int) -> str:
+def list_mapped_task_instances(conn: Connection, dag_id: str, run_id: str, task_id: str
+                               ) -> s.TaskInstanceCollection:
+    run = run_row(conn, dag_id, run_id)
+    rows = ti_repo.mapped_instances(conn, run.id, task_id)
+    if not rows:
+        raise NotFound(f"Run {run_id!r} of DAG {dag_id!r} has no task {task_id!r}. GET "
+                       f"/api/v1/dags/{dag_id}/dagRuns/{run_id}/taskInstances lists its tasks.")
+    return s.TaskInstanceCollection(task_instances=[s.TaskInstance(**_ti(r)) for r in rows],
+                                    total_entries=len(rows))
+
+
+def _log_url(dag_id: str, run_id: str, task_id: str, try_number: int,
+             map_index: int = -1) -> str:
+    index = f"/{map_index}" if map_index >= 0 else ""
     return (f"/api/v1/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}/taskInstances/{_q(task_id)}"
-            f"/logs/{try_number}")
+            f"{index}/logs/{try_number}")
 
 
-def get_task_instance(conn: Connection, dag_id: str, run_id: str, task_id: str
-                      ) -> s.TaskInstanceDetail:
-    _, row = ti_row(conn, dag_id, run_id, task_id)
+def get_task_instance(conn: Connection, dag_id: str, run_id: str, task_id: str,
+                      map_index: int = -1, *, any_index: bool = False) -> s.TaskInstanceDetail:
+    _, row = ti_row(conn, dag_id, run_id, task_id, map_index, any_index=any_index)
+    index = row.map_index
     tries: list[s.Try] = []
     for h in ti_repo.history_of(conn, row.id):
         tries.append(s.Try(
             try_number=h.try_number, state=h.state, state_name=h.state_name,
             state_message=h.state_message, hostname=h.hostname, pid=h.pid,
             start_date=h.start_date, end_date=h.end_date, duration=h.duration, error=h.error,
-            traceback=h.traceback, log_url=_log_url(dag_id, run_id, task_id, h.try_number)))
+            traceback=h.traceback,
+            log_url=_log_url(dag_id, run_id, task_id, h.try_number, index)))
     seen = {t.try_number for t in tries}
     if row.try_number > 0 and row.try_number not in seen:
         tries.append(s.Try(
             try_number=row.try_number, state=row.state, state_name=row.state_name,
             state_message=row.state_message, hostname=row.hostname, pid=row.pid,
             start_date=row.start_date, end_date=row.end_date, duration=row.duration,
-            current=True, log_url=_log_url(dag_id, run_id, task_id, row.try_number)))
+            current=True, log_url=_log_url(dag_id, run_id, task_id, row.try_number, index)))
     tries.sort(key=lambda t: t.try_number)
     return s.TaskInstanceDetail(**_ti(row), tries=tries)
 
 
 def _transition(r: Any) -> s.Transition:
-    return s.Transition(task_id=r.task_id, from_state=r.from_state, to_state=r.to_state,
+    return s.Transition(task_id=r.task_id, map_index=r.map_index, from_state=r.from_state,
+                        to_state=r.to_state,
                         name=r.name, message=r.message, actor=r.actor,
                         try_number=r.try_number, at=r.at)
 
 
-def task_instance_history(conn: Connection, dag_id: str, run_id: str, task_id: str
-                          ) -> s.TransitionCollection:
-    _, row = ti_row(conn, dag_id, run_id, task_id)
+def task_instance_history(conn: Connection, dag_id: str, run_id: str, task_id: str,
+                          map_index: int = -1) -> s.TransitionCollection:
+    _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
     rows = transitions_log.for_task_instance(conn, row.id)
     return s.TransitionCollection(transitions=[_transition(r) for r in rows],
                                   total_entries=len(rows))
 
 
-def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str
-                 ) -> s.XComCollection:
-    _, row = ti_row(conn, dag_id, run_id, task_id)
+def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str,
+                 map_index: int = -1) -> s.XComCollection:
+    _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
     entries = [s.XComEntry(key=r.key, value=r.value, timestamp=r.created_at)
-               for r in xcom_repo.entries(conn, row.dag_run_id, task_id)]
+               for r in xcom_repo.entries(conn, row.dag_run_id, task_id, row.map_index)]
     return s.XComCollection(xcom_entries=entries, total_entries=len(entries))
 
 
 def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_number: int, *,
-             logs_folder: Path | None, max_bytes: int) -> s.TaskLog:
-    _, row = ti_row(conn, dag_id, run_id, task_id)
+             logs_folder: Path | None, max_bytes: int, map_index: int = -1) -> s.TaskLog:
+    _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
     if try_number < 1 or try_number > row.try_number:
         have = (f"its tries are 1 to {row.try_number}" if row.try_number
                 else "it has not started a try yet")
@@ -266,7 +299,7 @@ def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_numbe
         if h.try_number == try_number and h.log_path:
             path = h.log_path
     if path is None:
-        path = log_path_for(logs_folder, dag_id, run_id, task_id, try_number)
+        path = log_path_for(logs_folder, dag_id, run_id, task_id, try_number, row.map_index)
     if path is None or not os.path.isfile(path):
         where = f" (expected at {path})" if path else ""
         raise NotFound(f"No log file for try {try_number} of task {task_id!r} in run "
@@ -294,21 +327,26 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
     ser_tasks = (row.serialized or {}).get("tasks", [])
     rows: dict[str, s.GridRow] = {
         t["task_id"]: s.GridRow(task_id=t["task_id"], operator=t.get("operator"),
+                                is_mapped="expand_input" in t,
                                 role=("setup" if t.get("is_setup") else
                                       "teardown" if t.get("is_teardown") else None),
                                 task_group=t.get("task_group"),
                                 instances=[None] * len(runs))
         for t in ser_tasks
     }
+    mapped: dict[tuple[str, int], list[Any]] = {}
     for c in browse.grid_cells(conn, list(column)):
         grid_row = rows.get(c.task_id)
         if grid_row is None:
             grid_row = rows[c.task_id] = s.GridRow(task_id=c.task_id, in_dag=False,
                                                    instances=[None] * len(runs))
-        grid_row.instances[column[c.dag_run_id]] = s.GridCell(
-            state=c.state, state_name=c.state_name, state_message=c.state_message,
-            try_number=c.try_number, max_tries=c.max_tries, start_date=c.start_date,
-            end_date=c.end_date, duration=c.duration)
+        if grid_row.is_mapped or c.map_index >= 0:
+            grid_row.is_mapped = True
+            mapped.setdefault((c.task_id, column[c.dag_run_id]), []).append(c)
+            continue
+        grid_row.instances[column[c.dag_run_id]] = _grid_cell(c)
+    for (task_id, i), cells in mapped.items():
+        rows[task_id].instances[i] = _mapped_cell(cells)
     return s.Grid(
         dag_id=dag_id, total_entries=total, offset=offset, limit=limit,
         dag_runs=[s.GridRun(**_run_brief(r).model_dump(), run_type=r.run_type,
@@ -346,6 +384,32 @@ def _task_groups(ser: dict[str, Any]) -> list[s.TaskGroupInfo]:
                             parent=g.get("parent"), tooltip=g.get("tooltip") or "",
                             ui_color=g.get("ui_color"), ui_fgcolor=g.get("ui_fgcolor"))
             for g in ser.get("task_groups", [])]
+def _grid_cell(c: Any) -> s.GridCell:
+    return s.GridCell(
+        state=c.state, state_name=c.state_name, state_message=c.state_message,
+        try_number=c.try_number, max_tries=c.max_tries, start_date=c.start_date,
+        end_date=c.end_date, duration=c.duration)
+
+
+def _mapped_cell(cells: list[Any]) -> s.GridCell:
+    """A mapped task's instances in one run, summarized (an unexpanded one shows as itself)."""
+    if len(cells) == 1 and cells[0].map_index < 0:
+        return _grid_cell(cells[0])
+    counts = Counter(c.state for c in cells)
+    state = summary_state([c.state for c in cells])
+    first = next(c for c in cells if c.state == state)
+    starts = [c.start_date for c in cells if c.start_date is not None]
+    ends = [c.end_date for c in cells if c.end_date is not None]
+    return s.GridCell(
+        state=state, state_name=first.state_name,
+        state_message=f"{len(cells)} mapped task instances: " + ", ".join(
+            f"{n} {st}" for st, n in counts.most_common()),
+        try_number=max(c.try_number for c in cells), max_tries=max(c.max_tries for c in cells),
+        start_date=min(starts) if starts else None,
+        end_date=max(ends) if ends and len(ends) == len(cells) else None,
+        duration=(max(ends) - min(starts)).total_seconds()
+        if starts and ends and len(ends) == len(cells) else None,
+        map_count=len(cells), state_counts=dict(counts))
 
 
 # -- health -------------------------------------------------------------------------------------

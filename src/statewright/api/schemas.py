@@ -188,6 +188,8 @@ class TaskInstance(BaseModel):
     dag_run_id: str
     task_id: str
     map_index: int
+    rendered_map_index: str | None = Field(
+        default=None, description="The name map_index_template gave a mapped instance.")
     state: str
     state_name: str
     state_message: str | None = None
@@ -238,6 +240,7 @@ class TaskInstanceDetail(TaskInstance):
 
 class Transition(BaseModel):
     task_id: str | None = None
+    map_index: int | None = Field(default=None, description="null for a DAG run's rows")
     from_state: str | None = Field(description="null when the row was created")
     to_state: str
     name: str
@@ -277,10 +280,16 @@ class GridCell(BaseModel):
     start_date: datetime | None = None
     end_date: datetime | None = None
     duration: float | None = None
+    map_count: int | None = Field(
+        default=None, description="A mapped task: how many instances it expanded to (the "
+        "cell then summarizes them: ``state`` is the state they show together).")
+    state_counts: dict[str, int] | None = Field(
+        default=None, description="A mapped task: its instances per state.")
 
 
 class GridRow(BaseModel):
     task_id: str
+    is_mapped: bool = False
     operator: str | None = None
     role: str | None = Field(default=None, description="'setup' or 'teardown' for those tasks.")
     in_dag: bool = Field(default=True, description="False for a task no longer in the DAG.")
@@ -325,6 +334,7 @@ class Health(BaseModel):
 
 class PlannedChange(BaseModel):
     task_id: str
+    map_index: int = -1
     from_state: str
     to_state: str
     path: list[str]

@@ -146,7 +146,8 @@ def dags_test(app: App, dag_id: str, conf: str | None) -> None:
     colors = {"success": "green", "failed": "red", "up_for_retry": "yellow", "skipped": "magenta"}
 
     def progress(w: Any, r: Any) -> None:
-        console.print(f"  {w.task_id:<30} try {w.try_number}  [{colors.get(r.kind, 'white')}]"
+        label = w.task_id if w.map_index < 0 else f"{w.task_id}[{w.map_index}]"
+        console.print(f"  {label:<30} try {w.try_number}  [{colors.get(r.kind, 'white')}]"
                       f"{r.kind}[/]{'  ' + r.error if r.error else ''}", highlight=False)
 
     console.print(f"testing [bold]{dag_id}[/]")
@@ -208,9 +209,12 @@ def _find_run(app: App, run_id: str, dag_id: str | None) -> Any:
 
 
 def _print_tis(tis: list[Any]) -> None:
-    table = Table("task_id", "state", "name", "try", "message")
+    table = Table("task_id", "map_index", "state", "name", "try", "message")
     for t in tis:
-        table.add_row(t.task_id, str(getattr(t.state, "value", t.state)), t.state_name,
+        index = getattr(t, "map_index", -1)
+        name = getattr(t, "rendered_map_index", None)
+        table.add_row(t.task_id, "" if index < 0 else f"{index} {name or ''}".strip(),
+                      str(getattr(t.state, "value", t.state)), t.state_name,
                       str(t.try_number), (t.state_message or "")[:80])
     console.print(table)
 
@@ -230,7 +234,10 @@ def tasks_states(app: App, run_id: str, dag_id: str | None, output: str) -> None
         tis = ti_repo.by_run(conn, run.id)
     if output == "json":
         click.echo(json.dumps({"dag_id": run.dag_id, "run_id": run.run_id, "state": run.state,
-                               "task_instances": [{"task_id": t.task_id, "state": t.state,
+                               "task_instances": [{"task_id": t.task_id,
+                                                   "map_index": t.map_index,
+                                                   "rendered_map_index": t.rendered_map_index,
+                                                   "state": t.state,
                                                    "state_name": t.state_name,
                                                    "try_number": t.try_number} for t in tis]}))
         return
@@ -242,23 +249,32 @@ def tasks_states(app: App, run_id: str, dag_id: str | None, output: str) -> None
 @click.argument("run_id")
 @click.argument("task_id")
 @click.option("--dag-id", help="The DAG, when the run id is not unique.")
+@click.option("--map-index", type=click.IntRange(min=-1), default=None,
+              help="One instance of a mapped task (all of them when left out).")
 @click.pass_obj
 @friendly
-def tasks_history(app: App, run_id: str, task_id: str, dag_id: str | None) -> None:
-    """Every state change of TASK_ID in RUN_ID: from, to, name, actor, try, time."""
+def tasks_history(app: App, run_id: str, task_id: str, dag_id: str | None,
+                  map_index: int | None) -> None:
+    """Every state change of TASK_ID in RUN_ID: map index, from, to, name, actor, try, time."""
     from statewright.db.repositories import task_instances as ti_repo
     from statewright.db.repositories import transitions_log
 
     run = _find_run(app, run_id, dag_id)
     with app.engine.connect() as conn:
-        ti = ti_repo.get_by_key(conn, run.id, task_id)
-        if ti is None:
-            raise StatewrightError(f"Run {run_id} of {run.dag_id} has no task {task_id!r}.")
-        rows = transitions_log.for_task_instance(conn, ti.id)
-    table = Table("at", "from", "to", "name", "actor", "try", "message")
+        tis = [t for t in ti_repo.mapped_instances(conn, run.id, task_id)
+               if map_index is None or t.map_index == map_index]
+        if not tis:
+            which = "" if map_index is None else f" of map index {map_index}"
+            raise StatewrightError(
+                f"Run {run_id} of {run.dag_id} has no task instance {task_id!r}{which}; "
+                f"`statewright tasks states {run_id}` lists them.")
+        rows = sorted((r for t in tis for r in transitions_log.for_task_instance(conn, t.id)),
+                      key=lambda r: r.id)
+    table = Table("at", "map_index", "from", "to", "name", "actor", "try", "message")
     for r in rows:
-        table.add_row(r.at.strftime("%H:%M:%S.%f")[:-3], r.from_state or "(created)", r.to_state,
-                      r.name, r.actor, str(r.try_number), (r.message or "")[:70])
+        index = "" if r.map_index is None or r.map_index < 0 else str(r.map_index)
+        table.add_row(r.at.strftime("%H:%M:%S.%f")[:-3], index, r.from_state or "(created)",
+                      r.to_state, r.name, r.actor, str(r.try_number), (r.message or "")[:70])
     console.print(table)
 
 
@@ -303,7 +319,8 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
     scheduler = Scheduler(app.engine, executor, views=views, config=SchedulerConfig(
         idle_seconds=s.scheduler_idle_seconds,
         zombie_threshold=timedelta(seconds=s.zombie_threshold_seconds),
-        queued_timeout=timedelta(seconds=s.queued_timeout_seconds)),
+        queued_timeout=timedelta(seconds=s.queued_timeout_seconds),
+        max_map_length=s.max_map_length),
         extra_steps=scheduler_steps(app))  # schedules → runs, backfills, Late
     threads = []
     if with_processor:

@@ -90,6 +90,7 @@ _SEED_TI: list[Edge[TaskInstanceState]] = [
 _EXTRA_TI: list[Edge[TaskInstanceState]] = [
     _ti(_T.NONE, _T.SKIPPED, "upstream skipped under its trigger rule, or a branch skipped it"),
     _ti(_T.SCHEDULED, _T.SKIPPED, "a branch / short-circuit decision skipped it"),
+    _ti(_T.NONE, _T.FAILED, "a mapped task cannot expand: not a list or dict, or too long"),
     _ti(_T.QUEUED, _T.SCHEDULED, "executor lost the task, or it sat queued past the timeout"),
     _ti(_T.QUEUED, _T.FAILED, "the try could not start (DAG file failed to load), no retries"),
     _ti(_T.QUEUED, _T.UP_FOR_RETRY, "the try could not start (DAG file failed to load)"),

@@ -127,6 +127,7 @@ task_instance = Table(
     Column("run_id", String(250), nullable=False),
     Column("task_id", String(250), nullable=False),
     Column("map_index", Integer, nullable=False, default=-1),
+    Column("rendered_map_index", String(250), nullable=True),  # map_index_template's name
     Column("state", String(20), nullable=False),
     Column("state_name", String(40), nullable=False),
     Column("state_message", Text, nullable=True),
@@ -170,6 +171,7 @@ task_instance_history = Table(
     Column("dag_id", String(250), nullable=False),
     Column("run_id", String(250), nullable=False),
     Column("task_id", String(250), nullable=False),
+    Column("map_index", Integer, nullable=False, default=-1),
     Column("try_number", Integer, nullable=False),
     Column("state", String(20), nullable=False),
     Column("state_name", String(40), nullable=False),
@@ -193,6 +195,7 @@ state_transition = Table(
     Column("dag_id", String(250), nullable=False),
     Column("run_id", String(250), nullable=False),
     Column("task_id", String(250), nullable=True),
+    Column("map_index", Integer, nullable=True),  # NULL for a DAG run's rows
     Column("from_state", String(20), nullable=True),  # NULL: the row was created
     Column("to_state", String(20), nullable=False),
     Column("name", String(40), nullable=False),
@@ -210,10 +213,11 @@ xcom = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("dag_run_id", Integer, ForeignKey("dag_run.id", ondelete="CASCADE"), nullable=False),
     Column("task_id", String(250), nullable=False),
+    Column("map_index", Integer, nullable=False, default=-1),
     Column("key", String(512), nullable=False, default="return_value"),
     Column("value", JSON, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
-    UniqueConstraint("dag_run_id", "task_id", "key"),
+    UniqueConstraint("dag_run_id", "task_id", "map_index", "key"),
 )
 
 import_error = Table(

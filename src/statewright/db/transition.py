@@ -77,6 +77,8 @@ class TransitionEvent:
     try_number: int | None
     actor: str
     at: datetime
+    map_index: int | None = None
+    """The task instance's map index (-1 unmapped); ``None`` for a DAG run."""
 
 
 @dataclass
@@ -142,6 +144,7 @@ def _emit(conn: Connection, events: list[TransitionEvent], message: str | None =
                 "dag_id": e.dag_id,
                 "run_id": e.run_id,
                 "task_id": e.task_id,
+                "map_index": e.map_index,
                 "from_state": e.frm,
                 "to_state": e.to,
                 "name": e.name,
@@ -243,21 +246,22 @@ def create_task_instances(
     ]
     conn.execute(insert(task_instance), values)
     created = conn.execute(
-        select(task_instance.c.id, task_instance.c.task_id).where(
+        select(task_instance.c.id, task_instance.c.task_id, task_instance.c.map_index).where(
             task_instance.c.dag_run_id == dag_run_id,
             task_instance.c.task_id.in_([r["task_id"] for r in rows]),
+            task_instance.c.map_index.in_({int(r.get("map_index", -1)) for r in rows}),
         )
     ).all()
     _emit(
         conn,
         [
             TransitionEvent(ENTITY_TI, pk, dag_id, run_id, tid, None, TI.NONE.value, name, 0,
-                            actor.value, now)
-            for pk, tid in created
+                            actor.value, now, mi)
+            for pk, tid, mi in created
         ],
         dispatch=False,  # recorded; listeners act on the run's creation, not on each task's
     )
-    return [pk for pk, _ in created]
+    return [pk for pk, _, _ in created]
 
 
 @dataclass(frozen=True)
@@ -339,9 +343,10 @@ def create_dag_runs(
     c = task_instance.c
     for chunk in chunks(run_pks, 500):
         conn.execute(insert(state_transition).from_select(
-            ["entity", "entity_id", "dag_id", "run_id", "task_id", "to_state", "name",
-             "actor", "try_number", "at"],
-            select(literal(ENTITY_TI), c.id, c.dag_id, c.run_id, c.task_id, literal(none),
+            ["entity", "entity_id", "dag_id", "run_id", "task_id", "map_index", "to_state",
+             "name", "actor", "try_number", "at"],
+            select(literal(ENTITY_TI), c.id, c.dag_id, c.run_id, c.task_id, c.map_index,
+                   literal(none),
                    literal(ti_name), literal(who), literal(0),
                    literal(now, state_transition.c.at.type))
             .where(c.dag_run_id.in_(chunk)),
@@ -369,6 +374,54 @@ _TI_DEFAULTS: dict[str, Any] = {
 
 
 # -- task instances ---------------------------------------------------------------------------
+
+
+def expand_mapped_task(
+    conn: Connection,
+    ti_id: int,
+    *,
+    length: int,
+    actor: Actor,
+    now: datetime,
+) -> int:
+    """Expand the unexpanded task instance ``ti_id`` (map index -1, in ``none``) of a mapped
+    task whose dependencies are met into ``length`` instances, all ``scheduled``; returns how
+    many task instances there are now (0: the row was no longer unexpanded in ``none`` —
+    another scheduler expanded it — and was left alone).
+
+    As Airflow's ``expand_mapped_task``: the row itself becomes map index 0; map indexes
+    1 .. length-1 are inserted with the row's columns, in one statement (a counting CTE), and
+    their history rows (created, in ``scheduled``) in another."""
+    message = f"expanded into {length} task instances"
+    res = set_task_instance_state(conn, ti_id, frm=TI.NONE, to=TI.SCHEDULED, actor=actor,
+                                  now=now, message=message, values={"map_index": 0})
+    if not res.changed:
+        return 0
+    if length <= 1:
+        return 1
+    c = task_instance.c
+    row = conn.execute(select(task_instance).where(c.id == ti_id)).one()._mapping
+    same = {k: row[k] for k in ("dag_run_id", "dag_id", "run_id", "task_id", "max_tries",
+                                "operator", "priority_weight", "pool", "pool_slots", "queue")}
+    name = default_ti_name(TI.SCHEDULED).value
+    constants = {**same, "state": TI.SCHEDULED.value, "state_name": name, "try_number": 0,
+                 "poke_count": 0, "scheduled_at": now, "updated_at": now,
+                 "state_message": message}
+    seq = select(literal(1).label("i")).cte("map_indexes", recursive=True)
+    seq = seq.union_all(select(seq.c.i + 1).where(seq.c.i < length - 1))
+    conn.execute(insert(task_instance).from_select(
+        [*constants, "map_index"],
+        select(*(literal(v, c[k].type) for k, v in constants.items()), seq.c.i)))
+    conn.execute(insert(state_transition).from_select(
+        ["entity", "entity_id", "dag_id", "run_id", "task_id", "map_index", "to_state", "name",
+         "message", "actor", "try_number", "at"],
+        select(literal(ENTITY_TI), c.id, c.dag_id, c.run_id, c.task_id, c.map_index,
+               literal(TI.SCHEDULED.value), literal(name), literal(message),
+               literal(actor.value), literal(0), literal(now, state_transition.c.at.type))
+        .where(c.dag_run_id == same["dag_run_id"], c.task_id == same["task_id"],
+               c.map_index >= 1),
+    ))
+    return length
 
 
 def set_task_instance_state(
@@ -425,7 +478,8 @@ def set_task_instance_state(
             result.changed.append(row.id)
             events.append(
                 TransitionEvent(ENTITY_TI, row.id, row.dag_id, row.run_id, row.task_id, f.value,
-                                to.value, row.state_name, row.try_number, actor.value, now)
+                                to.value, row.state_name, row.try_number, actor.value, now,
+                                row.map_index)
             )
     _emit(conn, events, message)
 
@@ -495,7 +549,8 @@ def _ti_exprs(conn: Connection, keys: Collection[str], increment_try: bool) -> d
 
 
 _RETURNING = (task_instance.c.id, task_instance.c.dag_id, task_instance.c.run_id,
-              task_instance.c.task_id, task_instance.c.try_number, task_instance.c.state_name)
+              task_instance.c.task_id, task_instance.c.try_number, task_instance.c.state_name,
+              task_instance.c.map_index)
 
 
 _ti_updates: dict[tuple[Any, ...], Any] = {}

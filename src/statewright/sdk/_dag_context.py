@@ -49,6 +49,17 @@ def current_dag() -> DAG | None:
     return _state.active[-1] if _state.active else None
 
 
+@contextmanager
+def no_active_dag() -> Iterator[None]:
+    """No ``with DAG(...)`` block is open inside (a task built at run time joins no DAG)."""
+    saved = _state.active
+    _state.active = []
+    try:
+        yield
+    finally:
+        _state.active = saved
+
+
 def register_dag(dag: DAG) -> None:
     """Tell every loader that is importing a file on this thread that ``dag`` was defined."""
     for collected in _state.collectors:

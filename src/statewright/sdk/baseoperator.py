@@ -155,6 +155,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         queue: str = DEFAULT_QUEUE,
         depends_on_past: bool = False,
         max_active_tis_per_dag: int | None = None,
+        max_active_tis_per_dagrun: int | None = None,
         params: dict[str, Any] | None = None,
         doc_md: str | None = None,
         doc: str | None = None,
@@ -223,6 +224,8 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
             if max_active_tis_per_dag is None
             else _check_int(max_active_tis_per_dag, f"{where}: max_active_tis_per_dag", minimum=1)
         )
+        self.max_active_tis_per_dagrun = None if max_active_tis_per_dagrun is None else \
+            _check_int(max_active_tis_per_dagrun, f"{where}: max_active_tis_per_dagrun", minimum=1)
         if params is not None and not isinstance(params, Mapping):
             raise DagDefinitionError(f"{where}: params must be a dict, got {params!r}.")
         self.params = ParamsDict(params)
@@ -262,6 +265,18 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
             for arg in iter_xcom_args(getattr(self, name, None)):
                 self.set_upstream(arg)
         _setup_teardown.record(self)
+
+    # -- mapping ------------------------------------------------------------------------------
+
+    is_mapped: ClassVar[bool] = False
+
+    @classmethod
+    def partial(cls, **kwargs: Any) -> Any:
+        """Fix arguments for every instance of a mapped task; then ``.expand(**mapped)`` or
+        ``.expand_kwargs(...)`` (see statewright.sdk.mappedoperator)."""
+        from statewright.sdk.mappedoperator import OperatorPartial
+
+        return OperatorPartial(cls, kwargs)
 
     # -- execution ----------------------------------------------------------------------------
 

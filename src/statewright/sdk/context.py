@@ -74,6 +74,7 @@ class RuntimeTaskInstance:
         key: str = XCOM_RETURN_KEY,
         include_prior_dates: bool = False,
         *,
+        map_indexes: int | Iterable[int] | None = None,
         default: Any = None,
         **_: Any,
     ) -> Any:
@@ -83,6 +84,9 @@ class RuntimeTaskInstance:
         gives ``default``. A ``key`` other than ``return_value`` reads what the task pushed under
         that key (``xcom_push``), else that item of a dict return value (what
         ``multiple_outputs`` stores under separate keys in Airflow).
+
+        A mapped task's value is the sequence of its instances' values in map-index order;
+        ``map_indexes`` picks one instance's value (an int) or a list of them (a list).
         """
         if dag_id not in (None, self.dag_id) or include_prior_dates:
             raise NotImplementedError(
@@ -92,6 +96,8 @@ class RuntimeTaskInstance:
         single = task_ids is None or isinstance(task_ids, str)
         ids = [self.task_id] if task_ids is None else [task_ids] if single else list(task_ids)
         values = [self._pull_one(str(task_id), key, default) for task_id in ids]
+        if map_indexes is not None:
+            values = [_pick_indexes(v, map_indexes, default) for v in values]
         return values[0] if single else values
 
     def _pull_one(self, task_id: str, key: str, default: Any) -> Any:
@@ -137,6 +143,17 @@ class RuntimeTaskInstance:
         for task_id in task_ids:
             if task_id not in self.skipped_task_ids:
                 self.skipped_task_ids.append(task_id)
+
+
+def _pick_indexes(value: Any, map_indexes: int | Iterable[int], default: Any) -> Any:
+    at = getattr(value, "at", None)
+    if at is None:  # not a mapped task's values: only its map index -1 exists
+        if isinstance(map_indexes, int):
+            return value if map_indexes == -1 else default
+        return [value if m == -1 else default for m in map_indexes]
+    if isinstance(map_indexes, int):
+        return at(map_indexes, default)
+    return [at(m, default) for m in map_indexes]
 
 
 def build_context(

@@ -162,6 +162,29 @@ class _TaskDecorator:
         operator.on_failure_fail_dagrun = on_failure_fail_dagrun
         return XComArg(operator)
 
+    # -- mapping (statewright.sdk.mappedoperator) -------------------------------------------------
+
+    def partial(self, **kwargs: Any) -> Any:
+        """Fix some of the function's arguments for every mapped instance; then ``.expand()``."""
+        from statewright.sdk.mappedoperator import expand_partial_of
+
+        op_kwargs = dict(self.kwargs)
+        dag = op_kwargs.get("dag") or _dag_context.current_dag()
+        task_id = op_kwargs.pop("task_id", None) or self.function.__name__
+        if dag is not None:
+            group = op_kwargs.get("task_group") or current_task_group(dag)
+            task_id = unique_label(dag, group, task_id)
+        return _MappedTaskFlow(expand_partial_of(
+            self.operator_class, op_kwargs, self.function, kwargs, task_id))
+
+    def expand(self, **kwargs: Any) -> XComArg:
+        """One task instance per item (per combination of items) of ``kwargs``' values."""
+        return self.partial().expand(**kwargs)
+
+    def expand_kwargs(self, kwargs: Any, *, strict: bool = True) -> XComArg:
+        """One task instance per dict of keyword arguments in ``kwargs``."""
+        return self.partial().expand_kwargs(kwargs, strict=strict)
+
     def override(self, **kwargs: Any) -> _TaskDecorator:
         """The same task with some arguments changed: ``my_task.override(task_id="x")()``."""
         other = _TaskDecorator(self.function, self.operator_class, {**self.kwargs, **kwargs})
@@ -169,6 +192,19 @@ class _TaskDecorator:
         other.is_teardown = self.is_teardown
         other.on_failure_fail_dagrun = self.on_failure_fail_dagrun
         return other
+
+
+class _MappedTaskFlow:
+    """``@task`` function's ``.partial(...)``: ``.expand()`` returns the mapped task's output."""
+
+    def __init__(self, partial: Any) -> None:
+        self._partial = partial
+
+    def expand(self, **kwargs: Any) -> XComArg:
+        return XComArg(self._partial.expand(**kwargs))
+
+    def expand_kwargs(self, kwargs: Any, *, strict: bool = True) -> XComArg:
+        return XComArg(self._partial.expand_kwargs(kwargs, strict=strict))
 
 
 def _check_call(

@@ -27,6 +27,7 @@ from statewright.sdk.exceptions import (
     TaskDeferred,
     TaskTimeout,
 )
+from statewright.sdk.expandinput import LazyXComSequence
 from statewright.sdk.templating import rendering
 from statewright.sdk.xcom_arg import has_references, resolve_references
 
@@ -66,12 +67,19 @@ class TaskOutcome:
     """The exception that ended the try (for failure hooks); never sent to the worker."""
 
 
+def upstream_xcoms(xcoms: dict[str, Any], mapped: Any = ()) -> dict[str, Any]:
+    """Upstream return values as a task reads them: a mapped upstream's as a sequence of its
+    instances' values in map-index order."""
+    return {k: LazyXComSequence.from_pairs(v) if k in mapped else v for k, v in xcoms.items()}
+
+
 def execute_task(task: BaseOperator, context: Context) -> TaskOutcome:
-    """Run ``task.execute(context)`` once and describe the result.
+    """Run ``task.execute(context)`` once and describe the result. A mapped task is first
+    unmapped: the operator of this map index is built (and becomes the context's task).
 
     KeyboardInterrupt and SystemExit propagate; every other exception becomes an outcome.
     """
-    return _run(task, context, lambda: task.execute(context))
+    return _run(task, context, lambda t: t.execute(context))
 
 
 def resume_task(
@@ -89,7 +97,7 @@ def resume_task(
                   for k, v in dict(next_kwargs or {}).items()}
     except Exception as exc:
         return _failure(OutcomeKind.FAILED, exc)
-    return _run(task, context, lambda: task.resume_execution(next_method, kwargs, context))
+    return _run(task, context, lambda t: t.resume_execution(next_method, kwargs, context))
 
 
 def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
@@ -99,6 +107,9 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     outcome = _outcome(task, context, call)
     if ti.rendered_fields is not None:
         outcome.extra["rendered_fields"] = ti.rendered_fields
+    name = _rendered_map_index(context)
+    if name is not None:
+        outcome.extra["rendered_map_index"] = name
     if ti.pushed:  # stored with the outcome, whatever it is (as Airflow writes them at once)
         outcome.extra["xcoms"] = dict(ti.pushed)
     return outcome
@@ -107,10 +118,12 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
 def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti = context["ti"]
     try:
+        if task.is_mapped:
+            task = _unmap(task, context)
         with current_context(context), rendering(task, context) as rendered, \
                 _resolved_inputs(task, context), _timeout(task):
             ti.rendered_fields = rendered
-            value = call()
+            value = call(task)
         return _success(task, ti, value)
     except TaskDeferred as exc:
         log.info("Task %s deferred to %s (resumes in %s)", task.task_id, exc.classpath,
@@ -142,6 +155,22 @@ def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
             outcome.traceback = (f"{outcome.traceback}\nThe trigger's traceback:\n"
                                  f"{trigger_traceback}")
         return outcome
+
+
+def _rendered_map_index(context: Context) -> str | None:
+    """The name ``map_index_template`` gives this instance, rendered with the context after the
+    try (as Airflow, so the task may add what the template reads); ``None`` without one."""
+    template = getattr(context["task"], "map_index_template", None)
+    if not template or context["ti"].map_index < 0:
+        return None
+    from jinja2.sandbox import SandboxedEnvironment
+
+    try:
+        name = SandboxedEnvironment().from_string(template).render(**context)
+    except Exception as exc:
+        log.warning("map_index_template %r could not be rendered: %s", template, exc)
+        return None
+    return name.strip()[:250] or None
 
 
 def _deferred(exc: TaskDeferred) -> TaskOutcome:
@@ -233,6 +262,15 @@ def _call_on_kill(task: BaseOperator) -> None:
         task.on_kill()
     except Exception:
         log.exception("on_kill of task %s failed", task.task_id)
+
+
+def _unmap(task: Any, context: Context) -> BaseOperator:
+    """The operator of this task instance's map index (see ``MappedOperator.unmap``)."""
+    with current_context(context):
+        real: BaseOperator = task.unmap(context)
+    context["task"] = real
+    context["ti"].task = real
+    return real
 
 
 @contextmanager

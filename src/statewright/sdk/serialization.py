@@ -80,8 +80,9 @@ def serialize_schedule(schedule: str | timedelta | None) -> str | dict[str, floa
 def serialize_task(task: BaseOperator) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
-        "operator": type(task).__name__,
+        "operator": task.task_type if task.is_mapped else type(task).__name__,
         "task_group": _group_of(task),
+        **_mapping(task),
         "upstream": sorted(task.upstream_task_ids),
         "downstream": sorted(task.downstream_task_ids),
         "trigger_rule": str(task.trigger_rule),
@@ -116,6 +117,13 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
 def _group_of(task: BaseOperator) -> str | None:
     group = task.task_group
     return None if group is None or group.is_root else group.group_id
+def _mapping(task: Any) -> dict[str, Any]:
+    """A mapped task's expand input (what the scheduler counts the instances from)."""
+    limit = {"max_active_tis_per_dagrun": task.max_active_tis_per_dagrun}
+    if not task.is_mapped:
+        return limit
+    return {"expand_input": task.serialize_expand_input(),
+            "map_index_template": task.map_index_template, **limit}
 
 
 def _iso(value: datetime | None) -> str | None:

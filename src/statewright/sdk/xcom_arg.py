@@ -37,6 +37,29 @@ class XComArg(DependencyMixin):
             )
         return XComArg(self.operator, key)
 
+    # -- mapping: transformed outputs (statewright.sdk.expandinput) -------------------------------
+
+    def map(self, f: Any) -> XComArg:
+        """Each item passed through ``f`` when the consuming task runs (Airflow's ``.map``)."""
+        from statewright.sdk.expandinput import xcom_map
+
+        return xcom_map(self, f)
+
+    def zip(self, *others: XComArg, fillvalue: Any = _NOTSET) -> XComArg:
+        """Tuples of the i-th items of this and ``others`` (the shortest decides the length,
+        or the longest when a ``fillvalue`` is given)."""
+        from statewright.sdk.expandinput import xcom_zip
+
+        if fillvalue is _NOTSET:
+            return xcom_zip(self, *others)
+        return xcom_zip(self, *others, fillvalue=fillvalue)
+
+    def concat(self, *others: XComArg) -> XComArg:
+        """The items of this output, then those of ``others``."""
+        from statewright.sdk.expandinput import xcom_concat
+
+        return xcom_concat(self, *others)
+
     def __iter__(self) -> Iterator[Any]:
         raise TypeError(
             f"the output of task {self.operator.task_id!r} is not known until that task runs, "

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from statewright.core.clock import Clock, utcnow
+from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH, ti_label
 from statewright.core.states import RUN_TERMINAL, TI, DagRunState, TaskInstanceState
 from statewright.core.transitions import Actor
 from statewright.db.engine import make_engine, transaction
@@ -42,6 +43,8 @@ class TaskInstanceResult:
     try_number: int
     state_message: str | None
     return_value: Any = None
+    map_index: int = -1
+    rendered_map_index: str | None = None
 
 
 @dataclass
@@ -76,6 +79,7 @@ def run_dag_test(
     on_result: Callable[[Workload, TryResult], None] | None = None,
     logs_folder: Path | None = None,
     max_wait_seconds: float = 3600.0,
+    max_map_length: int = DEFAULT_MAX_MAP_LENGTH,
 ) -> DagTestResult:
     """Run ``dag`` once; returns the run with its task instances (state, name, try number)."""
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -101,6 +105,7 @@ def run_dag_test(
                                      echo=echo, on_result=on_result, logs_folder=logs_folder)
         scheduler = Scheduler(engine, executor, clock=clock, views=views,
                               config=SchedulerConfig(idle_seconds=0.0,
+                                                     max_map_length=max_map_length,
                                                      only_runs=frozenset({run_pk})))
         deadline = time.monotonic() + max_wait_seconds
         while True:
@@ -149,13 +154,15 @@ def _result(engine: Engine, run_pk: int, url: str) -> DagTestResult:
     with engine.connect() as conn:
         run = run_repo.get(conn, run_pk)
         tis = ti_repo.by_run(conn, run_pk)
-        values = xcom_repo.get_return_values(conn, [(run_pk, t.task_id) for t in tis])
+        values = xcom_repo.get_indexed_return_values(conn, [(run_pk, t.task_id) for t in tis])
         history = transitions_log.for_run(conn, run.dag_id, run.run_id)
     out = DagTestResult(run.dag_id, run.run_id, DagRunState(run.state), run.state_name,
                         database_url=url)
     for t in tis:
-        out.task_instances[t.task_id] = TaskInstanceResult(
+        stored = values.get((run_pk, t.task_id), {})
+        out.task_instances[ti_label(t.task_id, t.map_index)] = TaskInstanceResult(
             t.task_id, TaskInstanceState(t.state), t.state_name, t.try_number, t.state_message,
-            values.get((run_pk, t.task_id)))
+            stored.get(t.map_index), map_index=t.map_index,
+            rendered_map_index=t.rendered_map_index)
     out.history = [dict(h._mapping) for h in history]
     return out

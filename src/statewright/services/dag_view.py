@@ -35,6 +35,13 @@ class TaskView:
     is_setup: bool = False
     is_teardown: bool = False
     on_failure_fail_dagrun: bool = False
+    expand_input: Mapping[str, Any] | None = None
+    """A mapped task's expand input (statewright.core.mapping); ``None`` when unmapped."""
+    max_active_tis_per_dagrun: int | None = None
+
+    @property
+    def is_mapped(self) -> bool:
+        return self.expand_input is not None
 
 
 class DagView:
@@ -72,6 +79,8 @@ class DagView:
                 is_setup=bool(t.get("is_setup", False)),
                 is_teardown=bool(t.get("is_teardown", False)),
                 on_failure_fail_dagrun=bool(t.get("on_failure_fail_dagrun", False)),
+                expand_input=t.get("expand_input"),
+                max_active_tis_per_dagrun=t.get("max_active_tis_per_dagrun"),
             )
         self.order: list[str] = [t["task_id"] for t in serialized["tasks"]]
         self.leaves: frozenset[str] = frozenset(
@@ -104,6 +113,7 @@ class DagView:
                 if indirect:
                     self.indirect_setups[tid] = indirect
         self._weights: dict[str, int] | None = None
+        self.mapped: frozenset[str] = frozenset(t for t, v in self.tasks.items() if v.is_mapped)
 
     def effective_priority(self, task_id: str) -> int:
         """Airflow's weight rules: downstream (default), upstream, absolute."""

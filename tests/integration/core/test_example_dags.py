@@ -25,6 +25,7 @@ EXPECTED = {
         "ingest.wait_for_input": "success", "ingest.split": "success",
         "emea.clean": "success", "emea.total": "success",
         "apac.clean": "success", "apac.total": "success", "report": "success"}),
+    "example_mapping": ("success", None),
 }
 
 
@@ -69,3 +70,17 @@ def test_the_task_groups_example_reports_both_totals() -> None:
     assert [g["group_id"] for g in data["task_groups"]] == ["ingest", "emea", "apac"]
     assert {(e["upstream"], e["label"]) for e in data["edge_info"]} == {
         ("emea.total", "both totals"), ("apac.total", "both totals")}
+
+
+def test_the_mapping_example_expands_per_file_and_per_combination() -> None:
+    dag = load_dag_file(EXAMPLES / "example_mapping.py").dags["example_mapping"]
+    result = dag.test()
+    counts = sorted((t for t in result.task_instances.values() if t.task_id == "count_rows"),
+                    key=lambda t: t.map_index)
+    assert [t.rendered_map_index for t in counts] == ["orders.csv", "customers.csv",
+                                                      "returns.csv"]
+    assert result.ti("total").return_value == sum(t.return_value for t in counts)
+    resized = sorted((t for t in result.task_instances.values() if t.task_id == "resize"),
+                     key=lambda t: t.map_index)
+    assert [t.return_value for t in resized] == [
+        "logo.png@320px", "logo.png@1280px", "banner.png@320px", "banner.png@1280px"]

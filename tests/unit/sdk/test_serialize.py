@@ -19,7 +19,8 @@ DAG_KEYS = {
 TASK_KEYS = {
     "task_id", "operator", "upstream", "downstream", "trigger_rule", "retries", "retry_delay",
     "retry_exponential_backoff", "max_retry_delay", "execution_timeout", "priority_weight",
-    "weight_rule", "pool", "pool_slots", "queue", "max_active_tis_per_dag", "depends_on_past",
+    "weight_rule", "pool", "pool_slots", "queue", "max_active_tis_per_dag",
+    "max_active_tis_per_dagrun", "depends_on_past",
     "is_sensor", "deferrable", "has_callbacks", "is_setup", "is_teardown",
     "on_failure_fail_dagrun", "task_group",
 }  # fmt: skip
@@ -110,6 +111,7 @@ def test_serialize_shape_and_values():
         "pool_slots": 2,
         "queue": "io",
         "max_active_tis_per_dag": 1,
+        "max_active_tis_per_dagrun": None,
         "depends_on_past": True,
         "is_sensor": False,
         "deferrable": False,

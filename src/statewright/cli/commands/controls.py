@@ -75,6 +75,12 @@ _dry_run_option = click.option("--dry-run", is_flag=True,
                                help="Show exactly what would change, and change nothing.")
 
 
+def _map_index_option(f: Any) -> Any:
+    return click.option(
+        "--map-index", "map_indexes", type=click.IntRange(min=-1), multiple=True,
+        help="Only this map index of a mapped task (repeat for several).")(f)
+
+
 # -- tasks clear --------------------------------------------------------------------------------
 
 
@@ -88,20 +94,22 @@ _dry_run_option = click.option("--dry-run", is_flag=True,
 @click.option("-u", "--upstream", is_flag=True, help="Also clear every task upstream.")
 @click.option("-f", "--only-failed", is_flag=True,
               help="Only failed and upstream_failed task instances.")
+@_map_index_option
 @_dry_run_option
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_obj
 @friendly
 def tasks_clear(app: Any, run_id: str, dag_id: str | None, task_regexes: tuple[str, ...],
-                downstream: bool, upstream: bool, only_failed: bool, dry_run: bool,
-                yes: bool) -> None:
+                downstream: bool, upstream: bool, only_failed: bool, map_indexes: tuple[int, ...],
+                dry_run: bool, yes: bool) -> None:
     """Run task instances of RUN_ID again: finished ones go restarting, then back to their
     dependencies; running ones are killed first; a finished run is queued again."""
     from statewright.services.controls import clear_task_instances
 
     engine = _engine(app)
     kwargs: dict[str, Any] = dict(dag_id=dag_id, task_regexes=task_regexes, upstream=upstream,
-                                  downstream=downstream, only_failed=only_failed)
+                                  downstream=downstream, only_failed=only_failed,
+                                  map_indexes=map_indexes or None)
     plan = clear_task_instances(engine, run_id, dry_run=True, now=_now(), **kwargs)
     if dry_run or plan.empty:
         _show(plan, applied=False)
@@ -124,16 +132,17 @@ def _mark_task_command(to: TI) -> click.Command:
     @_dag_id_option
     @click.option("-d", "--downstream", is_flag=True, help="Also mark every task downstream.")
     @click.option("-u", "--upstream", is_flag=True, help="Also mark every task upstream.")
+    @_map_index_option
     @_dry_run_option
     @click.pass_obj
     @friendly
     def command(app: Any, run_id: str, task_id: str, dag_id: str | None, downstream: bool,
-                upstream: bool, dry_run: bool) -> None:
+                upstream: bool, map_indexes: tuple[int, ...], dry_run: bool) -> None:
         from statewright.services.controls import mark_task_instances
 
         plan = mark_task_instances(_engine(app), run_id, task_id, to, dag_id=dag_id,
                                    upstream=upstream, downstream=downstream, dry_run=dry_run,
-                                   now=_now())
+                                   map_indexes=map_indexes or None, now=_now())
         _show(plan, applied=not dry_run)
 
     command.help = (f"Mark TASK_ID of RUN_ID {to.value} (a running try is killed). A finished "

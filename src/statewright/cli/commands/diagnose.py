@@ -31,13 +31,19 @@ def _age(now: datetime, then: datetime | None) -> str:
 
 
 def explain(conn: Connection, dag_id: str, run_id: str, task_id: str, *, now: datetime,
-            zombie_threshold: float = 60.0) -> list[str]:
+            zombie_threshold: float = 60.0, map_index: int = -1) -> list[str]:
     """Plain sentences answering "why is this task instance in this state, and what next?"."""
     run = run_repo.get_by_run_id(conn, dag_id, run_id)
     if run is None:
         raise StatewrightError(f"DAG {dag_id!r} has no run {run_id!r}.")
-    ti = ti_repo.get_by_key(conn, run.id, task_id)
+    ti = ti_repo.get_by_key(conn, run.id, task_id, map_index)
     if ti is None:
+        mapped = ti_repo.mapped_instances(conn, run.id, task_id)
+        if mapped:
+            raise StatewrightError(
+                f"Task {task_id!r} of run {run_id} is mapped into {len(mapped)} task instances "
+                f"(map indexes {mapped[0].map_index} to {mapped[-1].map_index}); pick one with "
+                "--map-index.")
         raise StatewrightError(f"Run {run_id} of {dag_id} has no task {task_id!r}.")
     dag_row = dag_repo.get_dag(conn, dag_id)
     view = DagView(dag_row.serialized, dag_row.dag_hash) if dag_row else None
@@ -153,8 +159,11 @@ def register(cli: click.Group) -> None:
     @click.argument("run_id")
     @click.argument("task_id")
     @click.option("--dag-id", help="The DAG, when the run id is not unique.")
+    @click.option("--map-index", type=click.IntRange(min=-1), default=-1,
+                  help="The instance of a mapped task.")
     @click.pass_obj
-    def tasks_why(app: Any, run_id: str, task_id: str, dag_id: str | None) -> None:
+    def tasks_why(app: Any, run_id: str, task_id: str, dag_id: str | None,
+                  map_index: int) -> None:
         """Explain why TASK_ID of RUN_ID is in its state and what happens next."""
         from statewright.cli.main import _find_run
         from statewright.cli.output import fail as _fail
@@ -163,7 +172,8 @@ def register(cli: click.Group) -> None:
             run = _find_run(app, run_id, dag_id)
             with app.engine.connect() as conn:
                 lines = explain(conn, run.dag_id, run.run_id, task_id, now=utcnow(),
-                                zombie_threshold=app.settings.zombie_threshold_seconds)
+                                zombie_threshold=app.settings.zombie_threshold_seconds,
+                                map_index=map_index)
         except StatewrightError as exc:
             _fail(str(exc))
             return

@@ -200,6 +200,23 @@ def active_by_task(
     return out
 
 
+def active_by_run_task(
+    conn: Connection, keys: Collection[tuple[int, str]]
+) -> dict[tuple[int, str], int]:
+    """Queued or running task instances per (dag_run_id, task_id): the instances of one mapped
+    task in one run (``max_active_tis_per_dagrun``)."""
+    out: dict[tuple[int, str], int] = {}
+    for chunk in chunks(list(set(keys)), 300):
+        for run_pk, task_id, n in conn.execute(
+            select(ti.dag_run_id, ti.task_id, func.count())
+            .where(tuple_(ti.dag_run_id, ti.task_id).in_(chunk),
+                   ti.state.in_((TI.QUEUED.value, TI.RUNNING.value)))
+            .group_by(ti.dag_run_id, ti.task_id)
+        ).all():
+            out[(run_pk, task_id)] = int(n)
+    return out
+
+
 # -- depends_on_past ------------------------------------------------------------------------
 
 

@@ -20,9 +20,11 @@ def for_runs(conn: Connection, run_ids: Sequence[int]) -> list[Any]:
     if not run_ids:
         return []
     return list(conn.execute(
-        select(ti.id, ti.dag_run_id, ti.task_id, ti.state, ti.try_number, ti.max_tries,
-               ti.next_retry_at, ti.reschedule_date, ti.priority_weight, ti.pool, ti.pool_slots)
+        select(ti.id, ti.dag_run_id, ti.task_id, ti.map_index, ti.state, ti.try_number,
+               ti.max_tries, ti.next_retry_at, ti.reschedule_date, ti.priority_weight, ti.pool,
+               ti.pool_slots)
         .where(ti.dag_run_id.in_(list(run_ids)))
+        .order_by(ti.dag_run_id, ti.task_id, ti.map_index)
     ).all())
 
 
@@ -58,8 +60,8 @@ def count_active_by_dag(conn: Connection, dag_ids: Iterable[str]) -> dict[str, i
 def scheduled_to_queue(conn: Connection, limit: int) -> list[Any]:
     """Scheduled task instances of running runs, highest priority first."""
     return list(conn.execute(
-        select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
-               ti.priority_weight, ti.pool, ti.pool_slots)
+        select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.map_index, ti.dag_run_id,
+               ti.try_number, ti.priority_weight, ti.pool, ti.pool_slots)
         .join(dag_run, dag_run.c.id == ti.dag_run_id)
         .where(ti.state == TI.SCHEDULED.value, dag_run.c.state == "running")
         .order_by(ti.priority_weight.desc(), ti.scheduled_at, ti.id)
@@ -69,9 +71,9 @@ def scheduled_to_queue(conn: Connection, limit: int) -> list[Any]:
 
 @functools.cache
 def _workloads() -> Any:
-    return (select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
-                   ti.max_tries, ti.next_method, ti.next_kwargs, ti.state, ti.first_poke_at,
-                   ti.poke_count,
+    return (select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.map_index, ti.dag_run_id,
+                   ti.try_number, ti.max_tries, ti.next_method, ti.next_kwargs, ti.state,
+                   ti.first_poke_at, ti.poke_count,
                    dag_run.c.logical_date, dag_run.c.data_interval_start,
                    dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type)
             .join(dag_run, dag_run.c.id == ti.dag_run_id)
@@ -95,6 +97,14 @@ def set_pids(conn: Connection, pids: Mapping[int, int]) -> None:
     """``pid`` of freshly started tries: task instance → the process running it."""
     if pids:
         conn.execute(_set_pids(), [{"b_id": k, "b_pid": v} for k, v in pids.items()])
+
+
+def set_rendered_map_indexes(conn: Connection, names: Mapping[int, str]) -> None:
+    """The names ``map_index_template`` gave mapped task instances (task instance → name)."""
+    if names:
+        conn.execute(update(task_instance).where(ti.id == bindparam("b_id")).values(
+            rendered_map_index=bindparam("b_name")),
+            [{"b_id": k, "b_name": v} for k, v in names.items()])
 
 
 def heartbeat(conn: Connection, pairs: Sequence[tuple[int, int]], now: datetime) -> int:
@@ -156,10 +166,21 @@ def get(conn: Connection, pk: int) -> Any:
     return conn.execute(select(task_instance).where(ti.id == pk)).first()
 
 
-def get_by_key(conn: Connection, dag_run_id: int, task_id: str) -> Any:
+def get_by_key(conn: Connection, dag_run_id: int, task_id: str, map_index: int = -1) -> Any:
+    """The task instance ``(dag run, task id, map index)`` (a mapped task not yet expanded has
+    only its map index -1 instance)."""
     return conn.execute(
-        select(task_instance).where(ti.dag_run_id == dag_run_id, ti.task_id == task_id)
+        select(task_instance).where(ti.dag_run_id == dag_run_id, ti.task_id == task_id,
+                                    ti.map_index == map_index)
     ).first()
+
+
+def mapped_instances(conn: Connection, dag_run_id: int, task_id: str) -> list[Any]:
+    """Every task instance of one task of a run, by map index."""
+    return list(conn.execute(
+        select(task_instance).where(ti.dag_run_id == dag_run_id, ti.task_id == task_id)
+        .order_by(ti.map_index)
+    ).all())
 
 
 _INSERT_HISTORY = insert(task_instance_history)

@@ -1,4 +1,4 @@
-"""Task results (``xcom``), stored as JSON."""
+"""Task results (``xcom``), stored as JSON, keyed by (dag run, task, map index, key)."""
 
 from __future__ import annotations
 
@@ -13,104 +13,121 @@ from statewright.db.tables import xcom
 
 # Written and read with every finished and every started try: built once, run with parameters.
 _INSERT_XCOM = insert(xcom)
+RETURN_KEY = "return_value"
 
 
 @functools.cache
 def _delete_returns() -> Any:
     return delete(xcom).where(
-        tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(bindparam("pairs", expanding=True)),
-        xcom.c.key == "return_value")
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.map_index).in_(
+            bindparam("triples", expanding=True)),
+        xcom.c.key == RETURN_KEY)
 
 
-@functools.cache
-def _get_returns() -> Any:
-    return select(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.value).where(
-        tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(bindparam("pairs", expanding=True)),
-        xcom.c.key == "return_value")
-
-
-def set_return_values(conn: Connection, rows: Sequence[tuple[int, str, Any]],
+def set_return_values(conn: Connection, rows: Sequence[tuple[int, str, int, Any]],
                       now: datetime) -> None:
-    """(dag_run_id, task_id, value) → replace the ``return_value`` of each task."""
+    """(dag_run_id, task_id, map_index, value) → replace the ``return_value`` of each task
+    instance."""
     if not rows:
         return
-    conn.execute(_delete_returns(), {"pairs": [(r, t) for r, t, _ in rows]})
+    conn.execute(_delete_returns(), {"triples": [(r, t, m) for r, t, m, _ in rows]})
     conn.execute(
         _INSERT_XCOM,
-        [{"dag_run_id": r, "task_id": t, "key": "return_value", "value": v, "created_at": now}
-         for r, t, v in rows],
+        [{"dag_run_id": r, "task_id": t, "map_index": m, "key": RETURN_KEY, "value": v,
+          "created_at": now} for r, t, m, v in rows],
     )
 
 
 @functools.cache
 def _delete_keys() -> Any:
     return delete(xcom).where(
-        tuple_(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.key).in_(
-            bindparam("triples", expanding=True)))
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.map_index, xcom.c.key).in_(
+            bindparam("quads", expanding=True)))
 
 
-def set_values(conn: Connection, rows: Sequence[tuple[int, str, str, Any]],
+def set_values(conn: Connection, rows: Sequence[tuple[int, str, int, str, Any]],
                now: datetime) -> None:
-    """(dag_run_id, task_id, key, value) → replace each task's value under that key (what a try
-    pushed with ``ti.xcom_push``)."""
+    """(dag_run_id, task_id, map_index, key, value) → replace each task instance's value under
+    that key (what a try pushed with ``ti.xcom_push``)."""
     if not rows:
         return
-    conn.execute(_delete_keys(), {"triples": [(r, t, k) for r, t, k, _ in rows]})
-    conn.execute(_INSERT_XCOM, [{"dag_run_id": r, "task_id": t, "key": k, "value": v,
-                                 "created_at": now} for r, t, k, v in rows])
+    conn.execute(_delete_keys(), {"quads": [(r, t, m, k) for r, t, m, k, _ in rows]})
+    conn.execute(_INSERT_XCOM, [{"dag_run_id": r, "task_id": t, "map_index": m, "key": k,
+                                 "value": v, "created_at": now} for r, t, m, k, v in rows])
 
 
 @functools.cache
-def _delete_tasks() -> Any:
+def _delete_instances() -> Any:
     return delete(xcom).where(
-        tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(bindparam("pairs", expanding=True)))
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.map_index).in_(
+            bindparam("triples", expanding=True)))
 
 
-def clear_tasks(conn: Connection, pairs: Iterable[tuple[int, str]]) -> None:
-    """Every value of these (dag_run_id, task_id): a new try starts without the last one's."""
-    wanted = list(set(pairs))
+def clear_tasks(conn: Connection, triples: Iterable[tuple[int, str, int]]) -> None:
+    """Every value of these (dag_run_id, task_id, map_index): a new try starts without the
+    last one's."""
+    wanted = list(set(triples))
     if wanted:
-        conn.execute(_delete_tasks(), {"pairs": wanted})
+        conn.execute(_delete_instances(), {"triples": wanted})
 
 
 @functools.cache
 def _get_all() -> Any:
-    return select(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.key, xcom.c.value).where(
-        tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(bindparam("pairs", expanding=True)))
+    return select(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.map_index, xcom.c.key,
+                  xcom.c.value).where(
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id).in_(bindparam("pairs", expanding=True))
+    ).order_by(xcom.c.map_index)
 
 
 def get_values(conn: Connection, pairs: Iterable[tuple[int, str]]
-               ) -> dict[tuple[int, str], dict[str, Any]]:
-    """(dag_run_id, task_id) → every key it stored → value (its return value under
-    ``return_value``)."""
+               ) -> dict[tuple[int, str], dict[int, dict[str, Any]]]:
+    """(dag_run_id, task_id) → map index → every key it stored → value (its return value
+    under ``return_value``); map indexes in ascending order."""
     wanted = list(set(pairs))
     if not wanted:
         return {}
-    out: dict[tuple[int, str], dict[str, Any]] = {}
+    out: dict[tuple[int, str], dict[int, dict[str, Any]]] = {}
     for r in conn.execute(_get_all(), {"pairs": wanted}).all():
-        out.setdefault((r.dag_run_id, r.task_id), {})[r.key] = r.value
+        out.setdefault((r.dag_run_id, r.task_id), {}).setdefault(r.map_index, {})[r.key] = \
+            r.value
     return out
 
 
 def get_return_values(
     conn: Connection, pairs: Iterable[tuple[int, str]]
 ) -> dict[tuple[int, str], Any]:
-    pairs = list(set(pairs))
-    if not pairs:
-        return {}
-    rows = conn.execute(_get_returns(), {"pairs": pairs}).all()
-    return {(r.dag_run_id, r.task_id): r.value for r in rows}
+    """(dag_run_id, task_id) → return value of the unmapped task instance (map index -1)."""
+    return {pair: by_index[-1] for pair, by_index in get_indexed_return_values(conn, pairs).items()
+            if -1 in by_index}
 
 
-def clear_for(conn: Connection, dag_run_id: int, task_ids: Iterable[str]) -> None:
-    conn.execute(delete(xcom).where(xcom.c.dag_run_id == dag_run_id,
-                                    xcom.c.task_id.in_(list(task_ids))))
+def get_indexed_return_values(
+    conn: Connection, pairs: Iterable[tuple[int, str]]
+) -> dict[tuple[int, str], dict[int, Any]]:
+    """(dag_run_id, task_id) → map index → return value, map indexes ascending."""
+    out: dict[tuple[int, str], dict[int, Any]] = {}
+    for pair, by_index in get_values(conn, pairs).items():
+        returns = {m: keys[RETURN_KEY] for m, keys in by_index.items() if RETURN_KEY in keys}
+        if returns:
+            out[pair] = returns
+    return out
 
 
-def entries(conn: Connection, dag_run_id: int, task_id: str) -> list[Any]:
+def clear_for(conn: Connection, dag_run_id: int, task_ids: Iterable[str],
+              map_indexes: Iterable[int] | None = None) -> None:
+    """The values of these tasks of a run (of the given map indexes only, when given)."""
+    stmt = delete(xcom).where(xcom.c.dag_run_id == dag_run_id,
+                              xcom.c.task_id.in_(list(task_ids)))
+    if map_indexes is not None:
+        stmt = stmt.where(xcom.c.map_index.in_(list(map_indexes)))
+    conn.execute(stmt)
+
+
+def entries(conn: Connection, dag_run_id: int, task_id: str, map_index: int = -1) -> list[Any]:
     """Every value a task instance stored, its return value first, then by key."""
     return list(conn.execute(
         select(xcom.c.key, xcom.c.value, xcom.c.created_at)
-        .where(xcom.c.dag_run_id == dag_run_id, xcom.c.task_id == task_id)
-        .order_by((xcom.c.key != "return_value"), xcom.c.key)
+        .where(xcom.c.dag_run_id == dag_run_id, xcom.c.task_id == task_id,
+               xcom.c.map_index == map_index)
+        .order_by((xcom.c.key != RETURN_KEY), xcom.c.key)
     ).all())

@@ -56,7 +56,7 @@ def plan_cancel(ctx: RunContext) -> Plan:
         if ti_state not in TI_UNFINISHED:
             continue
         common = dict(ti_id=row.id, task_id=row.task_id, frm=ti_state,
-                      try_number=row.try_number)
+                      try_number=row.try_number, map_index=row.map_index)
         if ti_state is TI.RUNNING:
             plan.changes.append(TaskChange(
                 path=(TI.SHUTDOWN,), name=StateName.CANCELLING, kills_try=True,

@@ -36,9 +36,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from statewright.core.mapping import ti_label
 from statewright.core.states import RUN, TI, TI_FAILED_STATES, DagRunState
 from statewright.core.transitions import Actor
 from statewright.db.repositories import controls as controls_repo
@@ -73,6 +75,8 @@ class ClearOptions:
     upstream: bool = False
     downstream: bool = False
     only_failed: bool = False
+    map_indexes: tuple[int, ...] | None = None
+    """Only these map indexes of the selected tasks (``--map-index``); all when ``None``."""
 
 
 def select_tasks(ctx: RunContext, options: ClearOptions) -> list[str]:
@@ -107,24 +111,40 @@ def select_tasks(ctx: RunContext, options: ClearOptions) -> list[str]:
             known, include_upstream=options.upstream, include_downstream=options.downstream)
     chosen &= set(all_ids)
     if options.only_failed:
-        chosen = {t for t, row in ctx.by_task.items()
-                  if t in chosen and TI(row.state) in TI_FAILED_STATES}
-    return [t for t in all_ids if t in chosen]
+        chosen = {t.task_id for t in ctx.tis
+                  if t.task_id in chosen and TI(t.state) in TI_FAILED_STATES}
+    return list(dict.fromkeys(t for t in all_ids if t in chosen))
+
+
+def _selected_rows(ctx: RunContext, options: ClearOptions) -> list[Any]:
+    """The task instances to clear: every map index of the selected tasks, or the ones asked."""
+    tasks = set(select_tasks(ctx, options))
+    rows = [r for r in ctx.tis if r.task_id in tasks]
+    if options.only_failed:
+        rows = [r for r in rows if TI(r.state) in TI_FAILED_STATES]
+    if options.map_indexes is not None:
+        wanted = set(options.map_indexes)
+        rows = [r for r in rows if r.map_index in wanted]
+        if not rows:
+            raise ControlError(
+                f"No selected task instance of run {ctx.run.run_id} has map index "
+                f"{', '.join(map(str, sorted(wanted)))}; nothing was changed.")
+    return rows
 
 
 def plan_clear(ctx: RunContext, options: ClearOptions) -> Plan:
     run = ctx.run
     plan = Plan("clear", run.id, run.dag_id, run.run_id, DagRunState(run.state))
-    by_task = ctx.by_task
-    for task_id in select_tasks(ctx, options):
-        row = by_task[task_id]
+    for row in _selected_rows(ctx, options):
+        task_id = row.task_id
         state = TI(row.state)
         retries = ctx.retries(task_id)
         retries_back = retries if retries is not None else max(row.max_tries - row.try_number, 0)
         common = dict(ti_id=row.id, task_id=task_id, frm=state, try_number=row.try_number,
-                      message=_MESSAGE, raise_max_tries_to_retries=retries_back)
+                      message=_MESSAGE, raise_max_tries_to_retries=retries_back,
+                      map_index=row.map_index)
         if state in _LEFT_ALONE:
-            plan.unchanged.append((task_id, _LEFT_ALONE[state]))
+            plan.unchanged.append((ti_label(task_id, row.map_index), _LEFT_ALONE[state]))
         elif state is TI.RUNNING:
             plan.changes.append(TaskChange(path=(TI.RESTARTING,), kills_try=True, **common))
         elif state in _FINISHED_TASK:
@@ -138,7 +158,7 @@ def plan_clear(ctx: RunContext, options: ClearOptions) -> Plan:
         plan.notice = ("nothing to clear: no selected task instance can be cleared"
                        if plan.unchanged else "nothing to clear: no task instance selected")
         return plan
-    plan.deletes_results_of = [c.task_id for c in plan.changes]
+    plan.deletes_results_of = [c.label for c in plan.changes]
     if DagRunState(run.state) in RUN_FINISHED:
         plan.run_change = RunChange(
             DagRunState(run.state), RUN.QUEUED, "tasks cleared by a user: the run starts again",
@@ -155,16 +175,19 @@ def clear_task_instances(
     upstream: bool = False,
     downstream: bool = False,
     only_failed: bool = False,
+    map_indexes: Sequence[int] | None = None,
     dry_run: bool = False,
     actor: Actor = Actor.USER,
     now: datetime,
 ) -> Plan:
-    """Clear task instances of one run (see the module docstring); returns what was done."""
-    options = ClearOptions(tuple(task_regexes), upstream, downstream, only_failed)
+    """Clear task instances of one run (see the module docstring); returns what was done.
+    ``map_indexes`` narrows the selected tasks to those map indexes."""
+    options = ClearOptions(tuple(task_regexes), upstream, downstream, only_failed,
+                           None if map_indexes is None else tuple(map_indexes))
     return run_control(engine, lambda ctx: plan_clear(ctx, options), run_id=run_id,
                        dag_id=dag_id, actor=actor, now=now, dry_run=dry_run, after=_after_clear)
 
 
 def _after_clear(conn: Connection, plan: Plan, ctx: RunContext) -> None:
-    xcom_repo.clear_for(conn, plan.run_pk, plan.deletes_results_of)
+    xcom_repo.clear_tasks(conn, [(plan.run_pk, c.task_id, c.map_index) for c in plan.changes])
     controls_repo.delete_task_reschedules(conn, [c.ti_id for c in plan.changes])

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine
 
 from statewright.core.errors import StatewrightError
+from statewright.core.mapping import ti_label
 from statewright.core.states import RUN, TI, DagRunState, StateName, TaskInstanceState
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
@@ -61,10 +62,16 @@ class TaskChange:
     kills_try: bool = False
     """A try is running: the executor kills it once it sees the state change."""
     trigger_id: int | None = None
+    map_index: int = -1
 
     @property
     def to(self) -> TaskInstanceState:
         return self.path[-1]
+
+    @property
+    def label(self) -> str:
+        """``task`` or ``task[3]`` (map index 3)."""
+        return ti_label(self.task_id, self.map_index)
 
 
 @dataclass(frozen=True)
@@ -109,7 +116,7 @@ class Plan:
             name = f" named {c.name.value}" if c.name else ""
             kill = f"; try {c.try_number} is killed" if c.kills_try else ""
             trig = f"; trigger {c.trigger_id} removed" if c.trigger_id is not None else ""
-            lines.append(f"  task {c.task_id}: {path}{name}{kill}{trig}")
+            lines.append(f"  task {c.label}: {path}{name}{kill}{trig}")
         if self.run_change:
             lines.append(f"  run: {self.run_change.frm.value} -> {self.run_change.to.value}")
         if self.deletes_results_of:

@@ -28,6 +28,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from statewright.core.mapping import ti_label
 from statewright.core.run_state import TaskView, decide_run_state
 from statewright.core.states import RUN, TI, TI_UNFINISHED, DagRunState, TaskInstanceState
 from statewright.core.transitions import Actor
@@ -56,6 +57,7 @@ def _task_change(row: Any, to: TaskInstanceState, message: str) -> TaskChange:
         values=reset_values(RESET_DEFERRAL) if state in _LEAVES_A_TRY else (),
         kills_try=state in (TI.RUNNING, TI.RESTARTING),
         trigger_id=row.trigger_id if state is TI.DEFERRED else None,
+        map_index=row.map_index,
     )
 
 
@@ -63,7 +65,7 @@ _LEAVES_A_TRY = frozenset({TI.DEFERRED, TI.RUNNING, TI.UP_FOR_RESCHEDULE})
 
 
 def plan_mark_tasks(ctx: RunContext, task_id: str, to: TaskInstanceState, *, upstream: bool,
-                    downstream: bool) -> Plan:
+                    downstream: bool, map_indexes: Sequence[int] | None = None) -> Plan:
     if to not in MARKABLE:
         raise ControlError(f"tasks can be marked success or failed, not {to.value}.")
     task_ids_or_error(ctx, [task_id])
@@ -78,23 +80,27 @@ def plan_mark_tasks(ctx: RunContext, task_id: str, to: TaskInstanceState, *, ups
     new_states: dict[str, TaskInstanceState] = {}
     for row in ctx.tis:
         state = TI(row.state)
-        new_states[row.task_id] = state
-        if row.task_id not in chosen:
+        label = ti_label(row.task_id, row.map_index)
+        new_states[label] = state
+        if row.task_id not in chosen or (
+                map_indexes is not None and row.task_id == task_id
+                and row.map_index not in map_indexes):
             continue
         if state is to:
-            plan.unchanged.append((row.task_id, f"{to.value} already"))
+            plan.unchanged.append((label, f"{to.value} already"))
         elif state is TI.REMOVED:
-            plan.unchanged.append((row.task_id, "removed from the DAG"))
+            plan.unchanged.append((label, "removed from the DAG"))
         else:
             plan.changes.append(_task_change(row, to, message))
-            new_states[row.task_id] = to
+            new_states[label] = to
     if not plan.changes:
         plan.notice = f"nothing changed: the selected task instances are {to.value} already"
         return plan
     run_state = DagRunState(run.state)
     if run_state in (RUN.SUCCESS, RUN.FAILED) and ctx.view is not None:
-        leaves = {t for t in new_states
-                  if t in ctx.view.run_state_leaves or t not in ctx.view.tasks}
+        task_of = {ti_label(r.task_id, r.map_index): r.task_id for r in ctx.tis}
+        leaves = {t for t in new_states if task_of[t] in ctx.view.run_state_leaves
+                  or task_of[t] not in ctx.view.tasks}
         decided = decide_run_state([TaskView(t, s) for t, s in new_states.items()], leaves)
         if decided is not None and decided is not run_state:
             plan.run_change = RunChange(run_state, decided,
@@ -133,13 +139,14 @@ def mark_task_instances(
     dag_id: str | None = None,
     upstream: bool = False,
     downstream: bool = False,
+    map_indexes: Sequence[int] | None = None,
     dry_run: bool = False,
     actor: Actor = Actor.USER,
     now: datetime,
 ) -> Plan:
     return run_control(
         engine, lambda ctx: plan_mark_tasks(ctx, task_id, TI(to), upstream=upstream,
-                                            downstream=downstream),
+                                            downstream=downstream, map_indexes=map_indexes),
         run_id=run_id, dag_id=dag_id, actor=actor, now=now, dry_run=dry_run,
         after=_queue_callbacks(now))
 

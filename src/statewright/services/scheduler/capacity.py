@@ -70,6 +70,8 @@ def select_to_queue(
     run_limit: Callable[[str], int],
     task_active: dict[tuple[str, str], int],
     task_limit: Callable[[str, str], int | None],
+    run_task_active: dict[tuple[int, str], int] | None = None,
+    run_task_limit: Callable[[str, str], int | None] = lambda dag_id, task_id: None,
 ) -> Selection:
     """Which candidates (already in priority order) to queue; updates the counters given."""
     sel = Selection()
@@ -93,6 +95,12 @@ def select_to_queue(
         if limit is not None and task_active.get(key, 0) >= limit:
             sel.full_tasks.add(key)
             continue
+        in_run = (c.dag_run_id, c.task_id)
+        per_run = run_task_limit(c.dag_id, c.task_id)
+        if per_run is not None and run_task_active is not None:
+            if run_task_active.get(in_run, 0) >= per_run:
+                continue  # max_active_tis_per_dagrun: this run's other instances wait
+            run_task_active[in_run] = run_task_active.get(in_run, 0) + 1
         sel.chosen.append(c.id)
         pool_open[c.pool] -= c.pool_slots
         run_active[c.dag_run_id] = run_active.get(c.dag_run_id, 0) + 1
@@ -162,6 +170,7 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
     views: dict[str, Any] = {}
     run_active: dict[int, int] = {}
     task_active: dict[tuple[str, str], int] = {}
+    run_task_active: dict[tuple[int, str], int] = {}
     chosen: list[int] = []
     skip_pools = {name for name, n in pool_open.items() if n <= 0}
     skip_runs: set[int] = set()
@@ -184,6 +193,11 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
         task = v.tasks.get(task_id) if v is not None else None
         return None if task is None else task.max_active_tis_per_dag
 
+    def run_task_limit(dag_id: str, task_id: str) -> int | None:
+        v = view(dag_id)
+        task = v.tasks.get(task_id) if v is not None else None
+        return None if task is None else task.max_active_tis_per_dagrun
+
     for round_ in range(_ROUNDS):
         limit = (slots - len(chosen)) * 4
         # The filters the rows in hand were read with: none for the first read.
@@ -203,12 +217,18 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
         task_active.update(sched_repo.active_by_task(conn, keys))
         for key in keys:
             task_active.setdefault(key, 0)
+        in_runs = {(r.dag_run_id, r.task_id) for r in rows
+                   if run_task_limit(r.dag_id, r.task_id) is not None} - set(run_task_active)
+        run_task_active.update(sched_repo.active_by_run_task(conn, in_runs))
+        for in_run in in_runs:
+            run_task_active.setdefault(in_run, 0)
         sel = select_to_queue(
             [Candidate(r.id, r.dag_id, r.task_id, r.dag_run_id, r.pool, r.pool_slots)
              for r in rows],
             executor_slots=slots - len(chosen), pool_open=pool_open, pool_total=pool_total,
             run_active=run_active, run_limit=run_limit, task_active=task_active,
-            task_limit=task_limit)
+            task_limit=task_limit, run_task_active=run_task_active,
+            run_task_limit=run_task_limit)
         chosen += sel.chosen
         skip_pools |= sel.full_pools
         skip_runs |= sel.full_runs

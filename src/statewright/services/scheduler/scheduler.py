@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from sqlalchemy import Connection, Engine
 
 from statewright.core.clock import Clock, utcnow
+from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH, ti_label
 from statewright.core.retry import is_eligible_to_retry, retry_delay
 from statewright.core.run_state import TaskView as RunTaskView
 from statewright.core.run_state import decide_run_state, fail_stop_targets
@@ -42,6 +43,7 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_abandoned
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.scheduler.capacity import queue_scheduled
+from statewright.services.scheduler.expansion import RunNodes, expand, label_map
 from statewright.services.scheduler.past import blocked_by_past
 from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
 
@@ -79,6 +81,8 @@ class SchedulerConfig:
     queued_timeout: timedelta = timedelta(seconds=600)
     housekeeping_every: timedelta = timedelta(seconds=5)
     max_runs_to_start: int = 100
+    max_map_length: int = DEFAULT_MAX_MAP_LENGTH
+    """The most task instances one mapped task may expand to; more fails it."""
     only_runs: frozenset[int] | None = None
     """Limit this scheduler to these runs (``dag.test()`` on a shared database); no housekeeping
     of other runs' task instances then."""
@@ -281,8 +285,9 @@ class Scheduler:
 
     def _schedule_run(self, conn: Connection, w: _RunWork, now: datetime) -> tuple[int, int]:
         view = w.view
-        states: dict[str, TaskInstanceState] = {t.task_id: TI(t.state) for t in w.tis}
-        by_task = {t.task_id: t for t in w.tis}
+        # Task instances are keyed by label: ``task``, or ``task[i]`` for map index i.
+        nodes = RunNodes.build(view, w.tis)
+        states: dict[str, TaskInstanceState] = {n: TI(t.state) for n, t in nodes.rows.items()}
         changed = 0
 
         # Tasks that the DAG no longer has: their unfinished instances are removed.
@@ -293,54 +298,65 @@ class Scheduler:
             changed += len(door.set_task_instance_state(
                 conn, ids, frm=state, to=TI.REMOVED, actor=ACTOR, now=now).changed)
         for t in gone:
-            states[t.task_id] = TI.REMOVED
+            states[ti_label(t.task_id, t.map_index)] = TI.REMOVED
 
         # Due retries and reschedules go back to scheduled (same dependencies held before).
         due: dict[TaskInstanceState, list[int]] = defaultdict(list)
-        for t in w.tis:
-            s = states[t.task_id]
+        for n, t in nodes.rows.items():
+            s = states[n]
             if s is TI.UP_FOR_RETRY and (t.next_retry_at is None or t.next_retry_at <= now):
                 due[s].append(t.id)
-                states[t.task_id] = TI.SCHEDULED
+                states[n] = TI.SCHEDULED
             elif s is TI.UP_FOR_RESCHEDULE and (
                 t.reschedule_date is None or t.reschedule_date <= now
             ):
                 due[s].append(t.id)
-                states[t.task_id] = TI.SCHEDULED
+                states[n] = TI.SCHEDULED
         for s, ids in due.items():
             changed += len(door.set_task_instance_state(
                 conn, ids, frm=s, to=TI.SCHEDULED, actor=ACTOR, now=now).changed)
 
         # fail_stop: a failed task stops the rest of the run.
         if view.fail_stop and any(s is TI.FAILED for s in states.values()):
-            changed += self._fail_stop(conn, w, states, now)
+            changed += self._fail_stop(conn, w, nodes, states, now)
 
-        # Trigger rules.
-        order = [tid for tid in view.order if tid in states]
-        blocked = blocked_by_past(conn, w.run_pk, view, states)  # depends_on_past
+        # Trigger rules: every instance of a task depends on every instance of its upstreams.
+        order = [n for n in nodes.order() if n in states]
+        blocked = blocked_by_past(
+            conn, w.run_pk, view,
+            {tid: states[ns[0]] for tid, ns in nodes.of_task.items() if len(ns) == 1})
         planned = plan_dependencies(
             order,
-            {tid: view.tasks[tid].upstream for tid in order},
-            {tid: view.tasks[tid].trigger_rule for tid in order},
+            nodes.upstream(),
+            {n: view.tasks[nodes.task_of[n]].trigger_rule for n in order},
             states,
-            blocked=blocked,
-            setups=view.setups,
-            indirect_setups=view.indirect_setups,
+            blocked=frozenset(nodes.labels(blocked)),
+            setups=frozenset(nodes.labels(view.setups)),
+            indirect_setups=label_map(view.indirect_setups, nodes),
         )
+        # A mapped task whose dependencies are met expands instead of being scheduled.
+        to_expand = [n for n, target in planned.items()
+                     if target is TI.SCHEDULED and nodes.unexpanded(n)]
         grouped: dict[TaskInstanceState, list[int]] = defaultdict(list)
-        for tid, target in planned.items():
-            grouped[target].append(by_task[tid].id)
+        for n, target in planned.items():
+            if n not in to_expand:
+                grouped[target].append(nodes.rows[n].id)
         for target, ids in grouped.items():
             changed += len(door.set_task_instance_state(
                 conn, ids, frm=TI.NONE, to=target, actor=ACTOR, now=now).changed)
-        states.update(planned)
+        states.update({n: t for n, t in planned.items() if n not in to_expand})
+        if to_expand:
+            changed += expand(conn, w.run_pk, nodes, to_expand, states=states,
+                              max_map_length=self.config.max_map_length, actor=ACTOR, now=now)
 
         # The run's state, from its leaves (teardowns ignored unless on_failure_fail_dagrun).
-        tis_view = [RunTaskView(tid, s) for tid, s in states.items()]
-        leaves = {tid for tid in states if tid in view.run_state_leaves or tid not in view.tasks}
+        tis_view = [RunTaskView(n, s) for n, s in states.items()]
+        task_of = {n: _task_of(n, nodes) for n in states}
+        leaves = {n for n in states
+                  if task_of[n] in view.run_state_leaves or task_of[n] not in view.tasks}
         any_schedulable = bool(planned) or any(
             s not in (TI.NONE,) for s in states.values() if s in _UNFINISHED_ALL) or any(
-            states[tid] is TI.NONE for tid in blocked)  # waits for the previous run
+            states.get(n) is TI.NONE for n in nodes.labels(blocked))  # waits for the previous run
         decided = decide_run_state(tis_view, leaves, any_schedulable=any_schedulable)
         if decided is None:
             return changed, 0
@@ -354,11 +370,11 @@ class Scheduler:
                                   reason=message)
         return changed, len(res.changed)
 
-    def _fail_stop(self, conn: Connection, w: _RunWork, states: dict[str, TaskInstanceState],
-                   now: datetime) -> int:
+    def _fail_stop(self, conn: Connection, w: _RunWork, nodes: RunNodes,
+                   states: dict[str, TaskInstanceState], now: datetime) -> int:
         to_fail, to_skip = fail_stop_targets([RunTaskView(t, s) for t, s in states.items()],
-                                             teardown_task_ids=w.view.teardowns)
-        by_task = {t.task_id: t for t in w.tis}
+                                             teardown_task_ids=nodes.labels(w.view.teardowns))
+        by_task = nodes.rows
         changed = 0
         if to_fail:
             pairs = [(by_task[t].id, by_task[t].try_number) for t in to_fail]
@@ -458,6 +474,11 @@ class Scheduler:
 # sensor's reschedule.
 _TRY_ENDED = {"next_method": None, "next_kwargs": None, "trigger_timeout": None,
               "first_poke_at": None, "poke_count": 0, "reschedule_date": None}
+
+
+def _task_of(label: str, nodes: RunNodes) -> str:
+    """The task of a label (instances created by an expansion in this pass included)."""
+    return nodes.task_of.get(label) or label.rsplit("[", 1)[0]
 
 
 def _pid_alive(pid: int) -> bool:

@@ -105,7 +105,10 @@ def decide(task: Any, context: Any, ask: Callable[[Any], Any] | None) -> CacheDe
 
 def call_arguments(task: Any, context: Any) -> dict[str, Any]:
     """The task's call arguments with upstream results filled in: for a Python task, its
-    function's parameters bound to ``op_args`` / ``op_kwargs``; otherwise its template fields."""
+    function's parameters bound to ``op_args`` / ``op_kwargs``; otherwise its template fields.
+    A mapped task's are those of this task instance's map index."""
+    if getattr(task, "is_mapped", False):
+        task = task.unmap(context)
     fields = {name: resolve_references(getattr(task, name, None), context)
               for name in getattr(task, "template_fields", ())}
     fn = getattr(task, "python_callable", None)

@@ -54,6 +54,7 @@ class TryResult:
     log_path: str | None = None
     start_date: datetime | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    map_index: int = -1
 
 
 _NEEDS_NO_DAG = frozenset({SUCCESS, CACHED, SKIPPED, FAIL_NO_RETRY})
@@ -110,7 +111,7 @@ def apply_results(
     done = [by_id[pk] for pk in reached if pk in by_id]
     xcom_repo.set_return_values(
         conn,
-        [(r.dag_run_id, r.task_id, r.return_value) for r in done
+        [(r.dag_run_id, r.task_id, r.map_index, r.return_value) for r in done
          if reached[r.ti_id] is TI.SUCCESS and r.return_value is not None],
         now,
     )
@@ -134,8 +135,12 @@ def _after_apply(conn: Connection, results: Sequence[TryResult],
     # What the tries pushed (ti.xcom_push), kept whatever the outcome, as Airflow writes them
     # when pushed; a try whose outcome was not applied (it lost its task instance) keeps none.
     xcom_repo.set_values(conn, [
-        (r.dag_run_id, r.task_id, key, value) for r in results if r.ti_id in reached
+        (r.dag_run_id, r.task_id, r.map_index, key, value) for r in results
+        if r.ti_id in reached
         for key, value in ((r.extra or {}).get("xcoms") or {}).items()], now)
+    ti_repo.set_rendered_map_indexes(conn, {
+        r.ti_id: str(r.extra["rendered_map_index"]) for r in results
+        if r.ti_id in reached and (r.extra or {}).get("rendered_map_index")})
     caching.store_results(conn, results, reached, now)
     record_rendered_fields(conn, [r for r in results if r.ti_id in reached], now)
     callbacks.record_reports(conn, results, reached, now=now, actor=actor)
@@ -186,6 +191,7 @@ def _history_row(r: TryResult, state: TaskInstanceState, now: datetime) -> dict[
         "dag_id": r.dag_id,
         "run_id": r.run_id,
         "task_id": r.task_id,
+        "map_index": r.map_index,
         "try_number": r.try_number,
         "state": state.value,
         "state_name": (_NAMES.get(r.kind) or _default_name(state)).value,

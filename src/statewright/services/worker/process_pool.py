@@ -312,7 +312,7 @@ class TaskProcessPool:
                      f"the task process died without reporting (exit code {code})")
             return TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id,
                              run_id=w.run_id, task_id=w.task_id, dag_run_id=w.dag_run_id,
-                             kind=kind, error=error, hostname=HOSTNAME,
+                             map_index=w.map_index, kind=kind, error=error, hostname=HOSTNAME,
                              pid=c.process.pid, log_path=w.log_path)
         return None
 

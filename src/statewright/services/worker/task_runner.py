@@ -95,7 +95,7 @@ def run_workload(
     started = now()
     base = dict(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id, run_id=w.run_id,
                 task_id=w.task_id, dag_run_id=w.dag_run_id, hostname=HOSTNAME, pid=os.getpid(),
-                log_path=w.log_path, start_date=started)
+                log_path=w.log_path, start_date=started, map_index=w.map_index)
     with task_log(w.log_path, echo=echo):
         log = logging.getLogger("statewright.task")
         log.info("starting %s.%s run %s try %s", w.dag_id, w.task_id, w.run_id, w.try_number)
@@ -112,8 +112,10 @@ def run_workload(
         context = runtime.build_context(
             dag, task, run_id=w.run_id, logical_date=w.logical_date,
             data_interval_start=w.data_interval_start, data_interval_end=w.data_interval_end,
-            conf=w.conf, try_number=w.try_number, max_tries=w.max_tries, xcoms=w.xcoms,
+            conf=w.conf, try_number=w.try_number, max_tries=w.max_tries,
+            xcoms=runtime.upstream_xcoms(w.xcoms, w.mapped_upstreams),
             pushed_xcoms=getattr(w, "pushed", None), prev=getattr(w, "prev_success", None),
+            map_index=w.map_index,
         )
         # A sensor continuing its try after a reschedule (see sdk.sensors.base).
         context["ti"].first_poke_at = getattr(w, "first_poke_at", None)
@@ -177,7 +179,7 @@ def child_main(conn: Any) -> None:
         except BaseException as exc:  # report anything, then carry on or exit
             result = TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id,
                                run_id=w.run_id, task_id=w.task_id, dag_run_id=w.dag_run_id,
-                               kind=FAILED,
+                               map_index=w.map_index, kind=FAILED,
                                error=f"{type(exc).__name__}: {exc}",
                                traceback=traceback.format_exc(), hostname=HOSTNAME,
                                pid=os.getpid(), log_path=w.log_path)

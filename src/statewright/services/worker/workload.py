@@ -48,15 +48,21 @@ class Workload:
     poke_count: int = 0
     prev_success: dict[str, datetime | None] = field(default_factory=dict)
     """The ``prev_*_success`` context values (the DAG's previous successful run)."""
+    map_index: int = -1
+    mapped_upstreams: frozenset[str] = frozenset()
+    """Upstream tasks that are mapped: their ``xcoms`` entry is the list of their instances'
+    values in map-index order."""
 
 
 def log_path_for(logs_folder: Path | None, dag_id: str, run_id: str, task_id: str,
-                 try_number: int) -> str | None:
+                 try_number: int, map_index: int = -1) -> str | None:
     if logs_folder is None:
         return None
     safe_run = run_id.replace(":", "_").replace("+", "_")
-    return str(logs_folder / f"dag_id={dag_id}" / f"run_id={safe_run}" / f"task_id={task_id}"
-               / f"attempt={try_number}.log")
+    folder = logs_folder / f"dag_id={dag_id}" / f"run_id={safe_run}" / f"task_id={task_id}"
+    if map_index >= 0:
+        folder = folder / f"map_index={map_index}"
+    return str(folder / f"attempt={try_number}.log")
 
 
 def start_tries(
@@ -121,7 +127,7 @@ def start_tries(
             wanted.append((r.dag_run_id, up))
     # A new try (a retry) starts without what the previous try stored (Airflow clears the task
     # instance's XComs when a try starts); a resumed or rescheduled try keeps them.
-    xcom_repo.clear_tasks(conn, [(r.dag_run_id, r.task_id) for r in rows
+    xcom_repo.clear_tasks(conn, [(r.dag_run_id, r.task_id, r.map_index) for r in rows
                                  if not _continues_try(r) and r.try_number >= 1])
     stored = xcom_repo.get_values(conn, wanted)
     prev = prev_runs.previous_success_values(conn, {(r.dag_id, r.logical_date) for r in rows})
@@ -129,15 +135,8 @@ def start_tries(
         task = view.tasks.get(r.task_id)
         continues = _continues_try(r)
         try_number = r.try_number + (0 if continues else 1)
-        xcoms: dict[str, Any] = {}
-        pushed: dict[str, dict[str, Any]] = {}
-        for up in (task.upstream if task else ()):
-            values = stored.get((r.dag_run_id, up), {})
-            if _RETURN in values:
-                xcoms[up] = values[_RETURN]
-            keys = {k: v for k, v in values.items() if k != _RETURN}
-            if keys:
-                pushed[up] = keys
+        xcoms, pushed = _upstream_values(view, task.upstream if task else (), r.dag_run_id,
+                                         stored)
         out.append(Workload(
             ti_id=r.id, dag_id=r.dag_id, run_id=r.run_id, task_id=r.task_id,
             dag_run_id=r.dag_run_id, try_number=try_number, max_tries=r.max_tries,
@@ -145,16 +144,46 @@ def start_tries(
             data_interval_start=r.data_interval_start, data_interval_end=r.data_interval_end,
             conf=dict(r.conf or {}), run_type=r.run_type, xcoms=xcoms, pushed=pushed,
             next_method=r.next_method, next_kwargs=r.next_kwargs,
-            log_path=log_path_for(logs_folder, r.dag_id, r.run_id, r.task_id, try_number),
+            log_path=log_path_for(logs_folder, r.dag_id, r.run_id, r.task_id, try_number,
+                                  r.map_index),
             execution_timeout=task.execution_timeout if task else None,
             first_poke_at=r.first_poke_at if continues else None,
             poke_count=int(r.poke_count or 0) if continues else 0,
             prev_success=prev[(r.dag_id, r.logical_date)],
+            map_index=r.map_index,
+            mapped_upstreams=frozenset(u for u in xcoms if u in view.mapped),
         ))
     return out
 
 
 _RETURN = "return_value"
+
+
+def _upstream_values(view: DagView, upstream: Sequence[str], run_pk: int,
+                     stored: Mapping[tuple[int, str], dict[int, dict[str, Any]]]
+                     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """What a try reads of its direct upstreams: return values (a mapped upstream's: its
+    instances' ``[map index, value]`` pairs in map-index order) and values pushed under other
+    keys (a mapped upstream's: per key, the list of its instances' values)."""
+    xcoms: dict[str, Any] = {}
+    pushed: dict[str, dict[str, Any]] = {}
+    for up in upstream:
+        by_index = stored.get((run_pk, up), {})
+        if up in view.mapped:
+            ordered = [by_index[m] for m in sorted(by_index) if m >= 0]
+            xcoms[up] = [[m, by_index[m][_RETURN]] for m in sorted(by_index)
+                         if m >= 0 and _RETURN in by_index[m]]
+            keys = {k for v in ordered for k in v if k != _RETURN}
+            if keys:
+                pushed[up] = {k: [v[k] for v in ordered if k in v] for k in sorted(keys)}
+            continue
+        values = by_index.get(-1, {})
+        if _RETURN in values:
+            xcoms[up] = values[_RETURN]
+        own = {k: v for k, v in values.items() if k != _RETURN}
+        if own:
+            pushed[up] = own
+    return xcoms, pushed
 
 
 def _continues_try(row: Any) -> bool:

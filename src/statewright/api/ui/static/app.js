@@ -139,8 +139,10 @@ function poll(fn, firstDelay) {
 }
 
 const runUrl = (dagId, runId) => `/dags/${enc(dagId)}/runs/${enc(runId)}`;
-const tiPath = (dagId, runId, taskId) =>
-  `/dags/${enc(dagId)}/dagRuns/${enc(runId)}/taskInstances/${enc(taskId)}`;
+const tiPath = (dagId, runId, taskId, mapIndex = -1) =>
+  `/dags/${enc(dagId)}/dagRuns/${enc(runId)}/taskInstances/${enc(taskId)}` +
+  (mapIndex >= 0 ? `/${mapIndex}` : "");
+const tiLabel = (taskId, mapIndex) => (mapIndex >= 0 ? `${taskId} [${mapIndex}]` : taskId);
 
 // -- health -------------------------------------------------------------------------------
 
@@ -345,9 +347,9 @@ class TaskPanel {
     this.logCache = new Map();
   }
 
-  open(dagId, runId, taskId, initial = null) {
+  open(dagId, runId, taskId, initial = null, mapIndex = -1) {
     if (this.stopPoll) this.stopPoll();
-    this.key = { dagId, runId, taskId };
+    this.key = { dagId, runId, taskId, mapIndex };
     this.selectedTry = null;
     this.snapshot = null;
     this.xcoms = [];
@@ -359,9 +361,9 @@ class TaskPanel {
     this.stopPoll = poll(async () => {
       if (this.key !== key) return 0;
       const [ti, history, xcoms] = await Promise.all([
-        api(tiPath(dagId, runId, taskId)),
-        api(tiPath(dagId, runId, taskId) + "/history"),
-        api(tiPath(dagId, runId, taskId) + "/xcomEntries"),
+        api(tiPath(dagId, runId, taskId, mapIndex)),
+        api(tiPath(dagId, runId, taskId, mapIndex) + "/history"),
+        api(tiPath(dagId, runId, taskId, mapIndex) + "/xcomEntries"),
       ]);
       if (this.key !== key) return 0;
       const snapshot = JSON.stringify([ti, history, xcoms]);
@@ -389,7 +391,9 @@ class TaskPanel {
     if (this.selectedTry === null && tries.length) this.selectedTry = tries[tries.length - 1].try_number;
     const head = el("div", { class: "panel-head" },
       el("div", {},
-        el("h2", { id: "panel-task-id" }, ti.task_id),
+        el("h2", { id: "panel-task-id" }, tiLabel(ti.task_id, ti.map_index)),
+        ti.rendered_map_index ? el("div", { class: "muted small", id: "panel-map-name" },
+          ti.rendered_map_index) : null,
         el("div", { class: "muted small" }, "run ",
           el("a", { href: runUrl(dagId, runId) }, runId), " · ",
           el("a", { href: `${runUrl(dagId, runId)}/tasks/${enc(taskId)}` }, "page"))),
@@ -466,12 +470,12 @@ class TaskPanel {
   }
 
   async loadLog(t, pre) {
-    const { dagId, runId, taskId } = this.key;
+    const { dagId, runId, taskId, mapIndex } = this.key;
     const cacheKey = t.try_number;
     const cached = this.logCache.get(cacheKey);
     if (cached && !t.current) { pre.textContent = cached; return; }
     try {
-      const log = await api(`${tiPath(dagId, runId, taskId)}/logs/${t.try_number}`);
+      const log = await api(`${tiPath(dagId, runId, taskId, mapIndex)}/logs/${t.try_number}`);
       const text = (log.truncated ? `… (only the last part of ${log.size} bytes)\n` : "") +
         (log.content || "(empty)");
       this.logCache.set(cacheKey, text);
@@ -484,22 +488,23 @@ class TaskPanel {
   }
 
   async act(what) {
-    const { dagId, runId, taskId } = this.key;
-    const words = what === "clear" ? `Clear ${taskId} so it runs again?`
-      : `Mark ${taskId} ${what}? A running try is killed.`;
+    const { dagId, runId, taskId, mapIndex } = this.key;
+    const label = tiLabel(taskId, mapIndex);
+    const words = what === "clear" ? `Clear ${label} so it runs again?`
+      : `Mark ${label} ${what}? A running try is killed.`;
     if (!window.confirm(words)) return;
     try {
       if (what === "clear") {
-        const res = await api(`${tiPath(dagId, runId, taskId)}/clear`, { method: "POST", body: {} });
+        const res = await api(`${tiPath(dagId, runId, taskId, mapIndex)}/clear`, { method: "POST", body: {} });
         toast(res.notice || `Cleared: ${res.changes.map((c) => c.task_id).join(", ")}`);
       } else {
-        await api(tiPath(dagId, runId, taskId), { method: "PATCH", body: { new_state: what } });
-        toast(`${taskId} marked ${what}`);
+        await api(tiPath(dagId, runId, taskId, mapIndex), { method: "PATCH", body: { new_state: what } });
+        toast(`${label} marked ${what}`);
       }
     } catch (e) {
       toast(e.message, { error: true });
     }
-    this.open(dagId, runId, taskId);
+    this.open(dagId, runId, taskId, null, mapIndex);
     if (this.onChange) this.onChange();
   }
 }
@@ -529,22 +534,26 @@ function renderGrid(grid, dagId, selected, onSelect) {
       "aria-label": `run ${r.dag_run_id}: ${r.state_name}`,
     }));
   }));
-  const body = grid.rows.map((row) => el("tr", {},
+  const mapping = window.statewrightMapping;
+  const body = grid.rows.flatMap((row) => [el("tr", {},
     el("th", { class: "task" + (row.in_dag ? "" : " gone"), title: row.in_dag
       ? `${row.task_id} (${row.operator || "task"}${row.role ? `, ${row.role} task` : ""})`
       : `${row.task_id}: no longer in the DAG`, dataset: { taskId: row.task_id } },
+    row.is_mapped && mapping ? mapping.toggle(dagId, row, runs) : null,
     row.task_id, row.role ? el("span", { class: `role role-${row.role}` }, row.role) : null),
     ...row.instances.map((c, i) => {
       if (!c) return el("td", {}, el("span", { class: "cell empty" }));
       const run = runs[i];
       const isSel = selected && selected.run_id === run.dag_run_id && selected.task_id === row.task_id;
       return el("td", {}, el("button", {
-        class: `cell s-${c.state} n-${c.state_name}` + (isSel ? " selected" : ""),
+        class: `cell s-${c.state} n-${c.state_name}` + (isSel ? " selected" : "") +
+          (c.map_count ? " mapped" : ""),
         title: cellTitle(row, run, c),
         dataset: { taskId: row.task_id, runId: run.dag_run_id, state: c.state, name: c.state_name },
-        onclick: () => onSelect(run.dag_run_id, row.task_id),
-      }, c.try_number > 1 ? String(c.try_number) : ""));
-    })));
+        onclick: () => (c.map_count && mapping ? mapping.expand(dagId, row, runs)
+          : onSelect(run.dag_run_id, row.task_id)),
+      }, c.map_count ? String(c.map_count) : c.try_number > 1 ? String(c.try_number) : ""));
+    })), ...(row.is_mapped && mapping ? mapping.subRows(dagId, row, runs, selected, onSelect) : [])]);
   return el("table", { class: "grid" }, el("thead", {}, head), el("tbody", {}, body));
 }
 
@@ -566,12 +575,13 @@ function initDag() {
     const qs = p.toString();
     history.replaceState(null, "", location.pathname + (qs ? "?" + qs : ""));
   };
-  const select = (runId, taskId) => {
-    selected = { run_id: runId, task_id: taskId };
+  const select = (runId, taskId, mapIndex = -1) => {
+    selected = { run_id: runId, task_id: taskId, map_index: mapIndex };
     draw();
     setUrl();
-    panel.open(dag.dag_id, runId, taskId);
+    panel.open(dag.dag_id, runId, taskId, null, mapIndex);
   };
+  if (window.statewrightMapping) window.statewrightMapping.onChange = () => draw();
   const draw = () => {
     $("#grid").replaceChildren(renderGrid(grid, dag.dag_id, selected, select));
     document.dispatchEvent(new CustomEvent("grid:drawn", { detail: { grid, dagId: dag.dag_id } }));
@@ -640,7 +650,7 @@ function renderGantt(run, transitions, order, onPick) {
   const lanes = new Map([["", []]]);
   for (const id of order) lanes.set(id, []);
   for (const t of transitions) {
-    const key = t.task_id || "";
+    const key = t.task_id ? tiLabel(t.task_id, t.map_index ?? -1) : "";
     if (!lanes.has(key)) lanes.set(key, []);
     lanes.get(key).push(t);
   }
@@ -699,17 +709,23 @@ function renderRun(run, tis, history, selectedTask, onPick, onAction) {
   $("#run-actions").replaceChildren(...buttons.map(([label, what, cls]) =>
     el("button", { class: `btn ${cls}`, onclick: () => onAction(what, label) }, label)));
   $("#tis tbody").replaceChildren(...tis.task_instances.map((t) => el("tr", {
-    class: t.task_id === selectedTask ? "selected" : "", dataset: { taskId: t.task_id },
-    onclick: () => onPick(t.task_id),
+    class: tiLabel(t.task_id, t.map_index) === selectedTask ? "selected" : "",
+    dataset: { taskId: t.task_id, mapIndex: t.map_index },
+    onclick: () => onPick(t.task_id, t.map_index),
   },
-  el("td", { class: "mono" }, t.task_id),
+  el("td", { class: "mono", title: t.rendered_map_index || "" }, tiLabel(t.task_id, t.map_index) +
+    (t.rendered_map_index ? ` ${t.rendered_map_index}` : "")),
   el("td", {}, badge(t.state, t.state_name)),
   el("td", {}, t.try_number ? `${t.try_number} / ${t.max_tries + 1}` : "—"),
   el("td", { class: "small" }, timeEl(t.start_date)),
   el("td", {}, dur(t.duration ?? (t.state === "running" && t.start_date
     ? (Date.now() - new Date(t.start_date)) / 1000 : null))),
   el("td", { class: "msg", title: t.state_message || "" }, t.state_message || ""))));
-  renderGantt(run, history.transitions, tis.task_instances.map((t) => t.task_id), onPick);
+  const labels = new Map(tis.task_instances.map((t) => [tiLabel(t.task_id, t.map_index), t]));
+  renderGantt(run, history.transitions, [...labels.keys()], (label) => {
+    const t = labels.get(label);
+    onPick(t ? t.task_id : label, t ? t.map_index : -1);
+  });
 }
 
 function initRun() {
@@ -721,7 +737,11 @@ function initRun() {
     onClose: () => { selectedTask = null; draw(); },
     onChange: () => refresh(),
   });
-  const pick = (taskId) => { selectedTask = taskId; draw(); panel.open(dagId, runId, taskId); };
+  const pick = (taskId, mapIndex = -1) => {
+    selectedTask = tiLabel(taskId, mapIndex);
+    draw();
+    panel.open(dagId, runId, taskId, null, mapIndex);
+  };
   const act = async (what, label) => {
     if (!window.confirm(`${label}: run ${runId} of ${dagId}?`)) return;
     const base = `/dags/${enc(dagId)}/dagRuns/${enc(runId)}`;

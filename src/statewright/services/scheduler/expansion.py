@@ -1,0 +1,125 @@
+"""Mapped tasks in the scheduler: task instances keyed by map index, and expansion.
+
+A run's task instances are keyed ``task`` (unmapped, map index -1) or ``task[i]`` (map index
+``i``) — ``statewright.core.mapping.ti_label``. Trigger rules see every instance of an upstream
+task: each instance of a task depends on all instances of its upstream tasks.
+
+A mapped task has one instance of map index -1 until its dependencies are met; then it is
+expanded (``decide_expansion``) from the outputs of the upstreams it maps over, in the same
+transaction: ``n`` instances ``scheduled``, or the -1 instance ``skipped`` (nothing to map over)
+or ``failed`` (not a list or dict; too long).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from statewright.core.mapping import (
+    UNMAPPED,
+    ExpansionOutcome,
+    decide_expansion,
+    expand_input_upstreams,
+    ti_label,
+)
+from statewright.core.states import TI, TaskInstanceState
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
+from statewright.db.repositories import xcoms as xcom_repo
+from statewright.services.dag_view import DagView
+
+log = logging.getLogger("statewright.scheduler")
+
+
+@dataclass
+class RunNodes:
+    """A run's task instances keyed by label, with each task's labels in map-index order."""
+
+    view: DagView
+    rows: dict[str, Any] = field(default_factory=dict)
+    task_of: dict[str, str] = field(default_factory=dict)
+    of_task: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    @classmethod
+    def build(cls, view: DagView, tis: list[Any]) -> RunNodes:
+        nodes = cls(view)
+        for t in sorted(tis, key=lambda r: (r.task_id, r.map_index)):
+            label = ti_label(t.task_id, t.map_index)
+            nodes.rows[label] = t
+            nodes.task_of[label] = t.task_id
+            nodes.of_task[t.task_id].append(label)
+        return nodes
+
+    def labels(self, task_ids: Any) -> list[str]:
+        return [n for tid in task_ids for n in self.of_task.get(tid, ())]
+
+    def order(self) -> list[str]:
+        """Labels in the DAG's topological order of tasks, then by map index."""
+        return self.labels(self.view.order)
+
+    def upstream(self) -> dict[str, tuple[str, ...]]:
+        per_task = {tid: tuple(self.labels(t.upstream)) for tid, t in self.view.tasks.items()}
+        return {n: per_task.get(tid, ()) for n, tid in self.task_of.items()}
+
+    def unexpanded(self, label: str) -> bool:
+        row = self.rows[label]
+        return row.map_index == UNMAPPED and row.task_id in self.view.mapped
+
+
+def upstream_values(conn: Connection, run_pk: int, view: DagView, task_ids: list[str]
+                    ) -> dict[str, Any]:
+    """Outputs of upstream tasks as a mapped task sees them: an unmapped task's return value,
+    a mapped task's list of its instances' values in map-index order."""
+    stored = xcom_repo.get_indexed_return_values(conn, [(run_pk, t) for t in task_ids])
+    out: dict[str, Any] = {}
+    for tid in task_ids:
+        by_index = stored.get((run_pk, tid))
+        if tid in view.mapped:
+            out[tid] = [v for m, v in sorted((by_index or {}).items()) if m >= 0]
+        elif by_index is not None and UNMAPPED in by_index:
+            out[tid] = by_index[UNMAPPED]
+    return out
+
+
+def expand(conn: Connection, run_pk: int, nodes: RunNodes, labels: list[str], *,
+           states: dict[str, TaskInstanceState], max_map_length: int, actor: Actor,
+           now: datetime) -> int:
+    """Expand the mapped tasks ``labels`` (unexpanded, dependencies met); update ``states``."""
+    changed = 0
+    for label in labels:
+        row = nodes.rows[label]
+        task = nodes.view.tasks[row.task_id]
+        assert task.expand_input is not None
+        values = upstream_values(conn, run_pk, nodes.view,
+                                 expand_input_upstreams(task.expand_input))
+        decision = decide_expansion(row.task_id, task.expand_input, values,
+                                    max_map_length=max_map_length)
+        if decision.outcome is ExpansionOutcome.EXPAND:
+            created = door.expand_mapped_task(conn, row.id, length=decision.length,
+                                              actor=actor, now=now)
+            if created:
+                states.pop(label, None)
+                for i in range(decision.length):
+                    states[ti_label(row.task_id, i)] = TI.SCHEDULED
+            changed += created
+            continue
+        target = TI.SKIPPED if decision.outcome is ExpansionOutcome.SKIP else TI.FAILED
+        res = door.set_task_instance_state(conn, row.id, frm=TI.NONE, to=target, actor=actor,
+                                           now=now, message=decision.message)
+        if res.changed:
+            states[label] = target
+            changed += 1
+            if target is TI.FAILED:
+                log.warning("%s", decision.message)
+    return changed
+
+
+def label_map(labels: Mapping[str, Any], nodes: RunNodes) -> dict[str, list[str]]:
+    """A mapping over task ids, translated to labels (``indirect_setups``)."""
+    return {n: nodes.labels(labels[tid]) for tid in labels for n in nodes.of_task.get(tid, ())}
