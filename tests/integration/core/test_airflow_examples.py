@@ -1,6 +1,6 @@
 """Airflow 3's own example DAGs for task groups, the sensor decorator, TaskFlow, XComArgs and
-edge labels (``tests/fixtures/airflow_examples``, only their imports changed) load and end as in Airflow,
-on SQLite and PostgreSQL."""
+edge labels (``tests/fixtures/airflow_examples``, only their imports changed) load and end as in
+Airflow, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

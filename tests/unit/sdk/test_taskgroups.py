@@ -186,6 +186,8 @@ def test_bad_group_arguments_are_refused():
             TaskGroup("g", default_args=[1])
         with pytest.raises(DagDefinitionError, match="tooltip must be a string"):
             TaskGroup("h", tooltip=3)
+        with pytest.raises(DagDefinitionError, match="ui_color must be a string"):
+            TaskGroup("h", ui_color=None)
         with pytest.raises(DagDefinitionError, match="task_group= must be a TaskGroup"):
             EmptyOperator(task_id="a", task_group="g")
 
