@@ -261,3 +261,22 @@ def test_a_teardown_at_the_end_of_a_group_is_not_one_of_its_leaves():
     assert after.upstream_task_ids == {"g.work", "g.other"}
     assert [t.task_id for t in g.roots] == ["g.create"]
     d.validate()
+
+
+def test_a_failed_dag_file_import_leaves_no_group_open(tmp_path):
+    from statewright.sdk import _dag_context
+    from statewright.sdk.loader import load_dag_file
+
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from statewright.sdk import DAG, EmptyOperator, TaskGroup\n"
+        "dag = DAG('bad')\n"
+        "dag.__enter__()\n"
+        "TaskGroup('g').__enter__()\n"
+        "raise RuntimeError('broken file')\n")
+    result = load_dag_file(bad)
+    assert result.error is not None and "broken file" in result.error
+    assert _dag_context.open_task_groups() == []
+    with DAG("after") as d:
+        EmptyOperator(task_id="a")
+    assert d.task_ids == ["a"]
