@@ -334,12 +334,17 @@ class _TaskGroupDecorator:
         group_id = group_kwargs.pop("group_id", None) or self.function.__name__
         group_kwargs.setdefault("add_suffix_on_collision", True)
         self._check_call(args, kwargs, group_id)
-        with TaskGroup(group_id, **group_kwargs) as group:
+        try:
+            group = TaskGroup(group_id, **group_kwargs)
+        except TypeError as exc:
+            raise DagDefinitionError(f"@task_group {group_id!r}: {exc}") from None
+        with group:
             if not group.tooltip and self.function.__doc__:
                 group.tooltip = inspect.cleandoc(self.function.__doc__)
             returned = self.function(*args, **kwargs)
-        # As Airflow: a returned task (output) is what edges bind to; otherwise the group.
-        return returned if isinstance(returned, DependencyMixin) else group
+        # As Airflow: what the function returns (a task's output, a list of tasks) is what edges
+        # bind to; a function that returns nothing gives the group itself.
+        return group if returned is None else returned
 
     def _check_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], group_id: str) -> None:
         try:

@@ -280,3 +280,25 @@ def test_a_failed_dag_file_import_leaves_no_group_open(tmp_path):
     with DAG("after") as d:
         EmptyOperator(task_id="a")
     assert d.task_ids == ["a"]
+
+
+def test_a_task_group_function_returning_a_list_binds_edges_to_it():
+    @task_group
+    def fan():
+        return [EmptyOperator(task_id="x"), EmptyOperator(task_id="y")]
+
+    with DAG("d") as d:
+        EmptyOperator(task_id="hidden_in_group", task_group=TaskGroup("other"))
+        start = EmptyOperator(task_id="start")
+        start >> fan()
+    assert start.downstream_task_ids == {"fan.x", "fan.y"}
+    assert d.task_group_dict["fan"].group_id == "fan"
+
+
+def test_an_unknown_task_group_argument_is_refused():
+    @task_group(colour="red")
+    def section():
+        EmptyOperator(task_id="a")
+
+    with DAG("d"), pytest.raises(DagDefinitionError, match=r"@task_group 'section'.*colour"):
+        section()
