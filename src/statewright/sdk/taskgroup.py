@@ -269,6 +269,12 @@ def join_task_group(task: BaseOperator, group: TaskGroup, dag: DAG | None) -> st
     full_id = group.child_id(label)
     task.task_id = full_id
     group.add(task, label)
+    owner = dag or group.dag
+    if not group.is_root and owner is not None and full_id in owner.task_dict:
+        del group.children[label]  # the group keeps only tasks the DAG has
+        raise DagDefinitionError(
+            f"task id {full_id!r} (task {label!r} of task group {group.group_id!r}) is used "
+            f"twice in DAG {owner.dag_id!r}; give each task its own task_id.")
     task.task_group = group
     return full_id
 

@@ -302,3 +302,14 @@ def test_an_unknown_task_group_argument_is_refused():
 
     with DAG("d"), pytest.raises(DagDefinitionError, match=r"@task_group 'section'.*colour"):
         section()
+
+
+def test_a_task_id_clash_across_an_unprefixed_group_is_refused_and_leaves_the_group_clean():
+    with DAG("d") as d:
+        EmptyOperator(task_id="a")
+        with TaskGroup("g", prefix_group_id=False) as g:
+            with pytest.raises(DagDefinitionError, match=r"task id 'a' .*task group 'g'"):
+                EmptyOperator(task_id="a")
+            EmptyOperator(task_id="b")
+    assert d.task_ids == ["a", "b"]
+    assert [t.task_id for t in g.iter_tasks()] == ["b"]
