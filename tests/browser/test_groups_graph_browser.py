@@ -43,6 +43,8 @@ def test_the_grid_folds_and_unfolds_task_groups(page: Any, ui_server: UiServer) 
     assert outer.locator("th .group-label").inner_text() == "outer"
     b_row = page.locator("table.grid th.task[data-task-id='outer.inner.b']")
     assert b_row.is_visible()
+    assert b_row.inner_text() == "b"  # its own id inside its group; the full id in the title
+    assert (b_row.get_attribute("title") or "").startswith("outer.inner.b")
     outer.locator("button.group-toggle").click()
     assert not b_row.is_visible()
     assert not page.locator("table.grid tr.group-row[data-group-id='outer.inner']").is_visible()

@@ -87,42 +87,39 @@ class TaskGroup(DependencyMixin):
         self.ui_color = ui_color
         self.ui_fgcolor = ui_fgcolor
         self.group_display_name = group_display_name or ""
-        if group_id is None:  # a DAG's root group
-            self._group_id: str | None = None
-            self.parent_group: TaskGroup | None = None
-            self.dag = dag
-            self.default_args: dict[str, Any] = {}
-            return
-        validate_group_key(group_id)
-        if default_args is not None and not isinstance(default_args, dict):
-            raise DagDefinitionError(
-                f"task group {group_id!r}: default_args must be a dict, got {default_args!r}.")
-        if not isinstance(tooltip, str):
-            raise DagDefinitionError(
-                f"task group {group_id!r}: tooltip must be a string, got {tooltip!r}.")
+        self._group_id: str | None = None
+        self.parent_group: TaskGroup | None = None
+        self.dag: DAG | None = dag
+        self.default_args: dict[str, Any] = {}
+        if group_id is not None:  # else: a DAG's root group
+            _check_group_arguments(group_id, default_args, tooltip, ui_color, ui_fgcolor)
+            self._attach(group_id, parent_group, dag, add_suffix_on_collision)
+            assert self.parent_group is not None
+            self.default_args = {**self.parent_group.default_args, **(default_args or {})}
+
+    def _attach(self, group_id: str, parent_group: TaskGroup | None, dag: DAG | None,
+                add_suffix_on_collision: bool) -> None:
+        """Join the DAG (given, the parent's, or the open ``with DAG``) under the parent group."""
         dag = dag or (parent_group.dag if parent_group else None) or _dag_context.current_dag()
         if dag is None:
             raise DagDefinitionError(
                 f"task group {group_id!r} belongs to no DAG: create it inside `with DAG(...)`, "
                 "inside a @dag function, or pass dag=...")
-        parent = parent_group or current_task_group(dag)
-        assert parent is not None
+        parent = parent_group or current_task_group(dag) or dag.task_group
         if parent.dag is not dag:
             raise DagDefinitionError(
                 f"task group {group_id!r}: its parent group {parent.group_id!r} belongs to "
-                f"another DAG.")
-        self.dag = dag
-        self.parent_group = parent
-        self._group_id = group_id
+                "another DAG.")
+        self.dag, self.parent_group = dag, parent
         if add_suffix_on_collision:
-            self._group_id = _unique_key(group_id, lambda key: self._taken(dag, parent, key))
+            group_id = _unique_key(group_id, lambda key: self._taken(dag, parent, key))
         elif self._taken(dag, parent, group_id):
             raise DagDefinitionError(
-                f"task group id {self.group_id!r} is used twice in DAG {dag.dag_id!r}; give "
-                "each group its own group_id.")
-        self.default_args = {**parent.default_args, **(default_args or {})}
-        parent.children[self._group_id] = self
-        dag.task_group_dict[self.group_id] = self  # type: ignore[index]
+                f"task group id {parent.child_id(group_id)!r} is used twice in DAG "
+                f"{dag.dag_id!r}; give each group its own group_id.")
+        self._group_id = group_id
+        parent.children[group_id] = self
+        dag.task_group_dict[parent.child_id(group_id)] = self
 
     @staticmethod
     def _taken(dag: DAG, parent: TaskGroup, key: str) -> bool:
@@ -272,6 +269,12 @@ def join_task_group(task: BaseOperator, group: TaskGroup, dag: DAG | None) -> st
     full_id = group.child_id(label)
     task.task_id = full_id
     group.add(task, label)
+    owner = dag or group.dag
+    if not group.is_root and owner is not None and full_id in owner.task_dict:
+        del group.children[label]  # the group keeps only tasks the DAG has
+        raise DagDefinitionError(
+            f"task id {full_id!r} (task {label!r} of task group {group.group_id!r}) is used "
+            f"twice in DAG {owner.dag_id!r}; give each task its own task_id.")
     task.task_group = group
     return full_id
 
@@ -281,6 +284,18 @@ def adopt_task(dag: DAG, task: BaseOperator) -> None:
     if task.__dict__.get("task_group") is None:
         task.task_group = dag.task_group
         dag.task_group.children.setdefault(task.task_id, task)
+
+
+def _check_group_arguments(group_id: Any, default_args: Any, tooltip: Any, ui_color: Any,
+                           ui_fgcolor: Any) -> None:
+    validate_group_key(group_id)
+    if default_args is not None and not isinstance(default_args, dict):
+        raise DagDefinitionError(
+            f"task group {group_id!r}: default_args must be a dict, got {default_args!r}.")
+    for name, value in (("tooltip", tooltip), ("ui_color", ui_color), ("ui_fgcolor", ui_fgcolor)):
+        if not isinstance(value, str):
+            raise DagDefinitionError(
+                f"task group {group_id!r}: {name} must be a string, got {value!r}.")
 
 
 def _mapped_groups_error(name: str | None) -> DagDefinitionError:
@@ -325,12 +340,17 @@ class _TaskGroupDecorator:
         group_id = group_kwargs.pop("group_id", None) or self.function.__name__
         group_kwargs.setdefault("add_suffix_on_collision", True)
         self._check_call(args, kwargs, group_id)
-        with TaskGroup(group_id, **group_kwargs) as group:
+        try:
+            group = TaskGroup(group_id, **group_kwargs)
+        except TypeError as exc:
+            raise DagDefinitionError(f"@task_group {group_id!r}: {exc}") from None
+        with group:
             if not group.tooltip and self.function.__doc__:
                 group.tooltip = inspect.cleandoc(self.function.__doc__)
             returned = self.function(*args, **kwargs)
-        # As Airflow: a returned task (output) is what edges bind to; otherwise the group.
-        return returned if isinstance(returned, DependencyMixin) else group
+        # As Airflow: what the function returns (a task's output, a list of tasks) is what edges
+        # bind to; a function that returns nothing gives the group itself.
+        return group if returned is None else returned
 
     def _check_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], group_id: str) -> None:
         try:

@@ -1,6 +1,6 @@
-"""Airflow 3's own example DAGs for task groups, the sensor decorator, TaskFlow and XComArgs
-(``tests/fixtures/airflow_examples``, only their imports changed) load and end as in Airflow,
-on SQLite and PostgreSQL."""
+"""Airflow 3's own example DAGs for task groups, the sensor decorator, TaskFlow, XComArgs and
+edge labels (``tests/fixtures/airflow_examples``, only their imports changed) load and end as in
+Airflow, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ FILES = {
     "example_sensor_decorator.py": ["example_sensor_decorator"],
     "tutorial_taskflow_api.py": ["tutorial_taskflow_api"],
     "example_xcomargs.py": ["example_xcom_args", "example_xcom_args_with_operators"],
+    "example_branch_labels.py": ["example_branch_labels"],
 }
 
 
@@ -94,3 +95,12 @@ def test_xcomargs_example_order() -> None:
     dag = _load("example_xcomargs.py", "example_xcom_args_with_operators")
     assert [t.task_id for t in dag.topological_sort()] == ["c", "print_value", "print_value__1",
                                                           "d"]
+
+
+def test_branch_labels_example_labels_its_edges() -> None:
+    data = _load("example_branch_labels.py", "example_branch_labels").serialize()
+    assert data["edge_info"] == [
+        {"upstream": "check_integrity", "downstream": "describe_integrity",
+         "label": "Errors found"},
+        {"upstream": "check_integrity", "downstream": "save", "label": "No errors"},
+    ]

@@ -111,6 +111,17 @@ def test_labels_with_taskflow_outputs_groups_and_lists():
     assert d.get_edge_info("g.x", "end2") == {"label": "then"}
 
 
+def test_labels_in_chain():
+    from statewright.sdk import chain
+
+    with DAG("d") as d:
+        a, b, c = (EmptyOperator(task_id=x) for x in "abc")
+        chain(a, Label("one"), b, Label("two"), c)
+    assert (b.upstream_task_ids, c.upstream_task_ids) == ({"a"}, {"b"})
+    assert d.get_edge_info("a", "b") == {"label": "one"}
+    assert d.get_edge_info("b", "c") == {"label": "two"}
+
+
 @pytest.mark.parametrize("bad", ["", None, 3])
 def test_a_label_must_be_a_non_empty_string(bad):
     with pytest.raises(DagDefinitionError, match="Label"):

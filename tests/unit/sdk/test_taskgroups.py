@@ -186,6 +186,8 @@ def test_bad_group_arguments_are_refused():
             TaskGroup("g", default_args=[1])
         with pytest.raises(DagDefinitionError, match="tooltip must be a string"):
             TaskGroup("h", tooltip=3)
+        with pytest.raises(DagDefinitionError, match="ui_color must be a string"):
+            TaskGroup("h", ui_color=None)
         with pytest.raises(DagDefinitionError, match="task_group= must be a TaskGroup"):
             EmptyOperator(task_id="a", task_group="g")
 
@@ -259,3 +261,55 @@ def test_a_teardown_at_the_end_of_a_group_is_not_one_of_its_leaves():
     assert after.upstream_task_ids == {"g.work", "g.other"}
     assert [t.task_id for t in g.roots] == ["g.create"]
     d.validate()
+
+
+def test_a_failed_dag_file_import_leaves_no_group_open(tmp_path):
+    from statewright.sdk import _dag_context
+    from statewright.sdk.loader import load_dag_file
+
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from statewright.sdk import DAG, EmptyOperator, TaskGroup\n"
+        "dag = DAG('bad')\n"
+        "dag.__enter__()\n"
+        "TaskGroup('g').__enter__()\n"
+        "raise RuntimeError('broken file')\n")
+    result = load_dag_file(bad)
+    assert result.error is not None and "broken file" in result.error
+    assert _dag_context.open_task_groups() == []
+    with DAG("after") as d:
+        EmptyOperator(task_id="a")
+    assert d.task_ids == ["a"]
+
+
+def test_a_task_group_function_returning_a_list_binds_edges_to_it():
+    @task_group
+    def fan():
+        return [EmptyOperator(task_id="x"), EmptyOperator(task_id="y")]
+
+    with DAG("d") as d:
+        EmptyOperator(task_id="hidden_in_group", task_group=TaskGroup("other"))
+        start = EmptyOperator(task_id="start")
+        start >> fan()
+    assert start.downstream_task_ids == {"fan.x", "fan.y"}
+    assert d.task_group_dict["fan"].group_id == "fan"
+
+
+def test_an_unknown_task_group_argument_is_refused():
+    @task_group(colour="red")
+    def section():
+        EmptyOperator(task_id="a")
+
+    with DAG("d"), pytest.raises(DagDefinitionError, match=r"@task_group 'section'.*colour"):
+        section()
+
+
+def test_a_task_id_clash_across_an_unprefixed_group_is_refused_and_leaves_the_group_clean():
+    with DAG("d") as d:
+        EmptyOperator(task_id="a")
+        with TaskGroup("g", prefix_group_id=False) as g:
+            with pytest.raises(DagDefinitionError, match=r"task id 'a' .*task group 'g'"):
+                EmptyOperator(task_id="a")
+            EmptyOperator(task_id="b")
+    assert d.task_ids == ["a", "b"]
+    assert [t.task_id for t in g.iter_tasks()] == ["b"]

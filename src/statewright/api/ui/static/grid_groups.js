@@ -70,6 +70,15 @@
     return tr;
   }
 
+  /* Inside its group a task shows its own id (the full id stays in the title). */
+  function shortenLabel(th, row) {
+    const prefix = row.task_group ? row.task_group + "." : "";
+    const first = th.firstChild;
+    if (!prefix || !row.task_id.startsWith(prefix) || !first || first.nodeType !== Node.TEXT_NODE
+        || first.textContent !== row.task_id) return;
+    first.textContent = row.task_id.slice(prefix.length);
+  }
+
   function arrange(table, grid, dagId) {
     if (!grid.task_groups || !grid.task_groups.length) return;
     const tbody = table.querySelector("tbody");
@@ -86,8 +95,10 @@
           const tr = trOf.get(child.row.task_id);
           if (!tr) continue;
           tr.hidden = hidden;
-          tr.querySelector("th.task").style.setProperty("--depth", String(depth));
+          const th = tr.querySelector("th.task");
+          th.style.setProperty("--depth", String(depth));
           tr.classList.toggle("in-group", depth > 0);
+          shortenLabel(th, child.row);
           ordered.push(tr);
           continue;
         }
