@@ -1,5 +1,37 @@
-"""Tables of connections and variables (secrets encrypted at rest)."""
+"""Tables of connections and variables (secrets encrypted at rest).
+
+A connection's ``password`` and ``extra`` and a variable's ``val`` hold Fernet tokens, never
+plaintext (see ``repositories/connections.py`` and ``repositories/variables.py``).
+"""
 
 from __future__ import annotations
 
-from statewright.db.tables import metadata  # noqa: F401
+from sqlalchemy import Column, Integer, String, Table, Text
+
+from statewright.db.tables import UTCDateTime, metadata
+
+connection = Table(
+    "connection",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("conn_id", String(250), nullable=False, unique=True),
+    Column("conn_type", String(500), nullable=False),
+    Column("description", Text, nullable=True),
+    Column("host", String(500), nullable=True),
+    Column("schema", String(500), nullable=True),
+    Column("login", Text, nullable=True),
+    Column("password", Text, nullable=True),  # Fernet token
+    Column("port", Integer, nullable=True),
+    Column("extra", Text, nullable=True),  # Fernet token of the JSON text
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+variable = Table(
+    "variable",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", String(250), nullable=False, unique=True),
+    Column("val", Text, nullable=True),  # Fernet token
+    Column("description", Text, nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
+)

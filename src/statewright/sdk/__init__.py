@@ -5,15 +5,18 @@ Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, `
 ``BaseOperator``, ``BaseBranchOperator`` and the built-in operators; ``chain`` and
 ``cross_downstream``; ``XComArg``; the exceptions a task raises to skip or fail
 (``SkipTask``/``AirflowSkipException``, ``FailTask``/``AirflowFailException``, ``TaskTimeout``);
-``TriggerRule``; ``get_current_context``. Running a task lives in ``statewright.sdk.runtime``,
-importing DAG files in ``statewright.sdk.loader``.
+``TriggerRule``; ``get_current_context``; ``BaseHook``, ``Connection``, ``Variable`` and
+``mask_secret`` (connections, variables and secrets). Running a task lives in
+``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
 """
 
 from __future__ import annotations
 
 from statewright.core.trigger_rules import TriggerRule
+from statewright.sdk.basehook import BaseHook
 from statewright.sdk.baseoperator import BaseOperator, chain, cross_downstream
 from statewright.sdk.branch import BaseBranchOperator
+from statewright.sdk.connection import Connection
 from statewright.sdk.context import Context, get_current_context
 from statewright.sdk.dag import DAG, dag
 from statewright.sdk.decorators import setup, task, teardown
@@ -24,6 +27,7 @@ from statewright.sdk.exceptions import (
     SkipTask,
     TaskTimeout,
 )
+from statewright.sdk.masking import mask_secret
 from statewright.sdk.operators import (
     BashOperator,
     BranchPythonOperator,
@@ -31,6 +35,7 @@ from statewright.sdk.operators import (
     PythonOperator,
     ShortCircuitOperator,
 )
+from statewright.sdk.variables import Variable
 from statewright.sdk.xcom_arg import XComArg
 
 __all__ = [
@@ -38,9 +43,11 @@ __all__ = [
     "AirflowFailException",
     "AirflowSkipException",
     "BaseBranchOperator",
+    "BaseHook",
     "BaseOperator",
     "BashOperator",
     "BranchPythonOperator",
+    "Connection",
     "Context",
     "EmptyOperator",
     "FailTask",
@@ -49,11 +56,13 @@ __all__ = [
     "SkipTask",
     "TaskTimeout",
     "TriggerRule",
+    "Variable",
     "XComArg",
     "chain",
     "cross_downstream",
     "dag",
     "get_current_context",
+    "mask_secret",
     "setup",
     "task",
     "teardown",

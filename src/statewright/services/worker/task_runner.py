@@ -19,8 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from statewright.sdk import runtime
+from statewright.sdk import runtime, secrets
 from statewright.sdk.loader import load_dag_file
+from statewright.sdk.masking import RedactingStream
+from statewright.services.secrets.relay import RelayStore
 from statewright.services.worker import callbacks
 from statewright.services.worker.outcome import FAILED, TryResult
 from statewright.services.worker.workload import Workload
@@ -66,7 +68,8 @@ def task_log(path: str | None, echo: bool = False) -> Iterator[None]:
         yield
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
+    with open(path, "a", encoding="utf-8") as raw:
+        fh = RedactingStream(raw)  # secrets are masked before they reach the file
         handler = logging.StreamHandler(fh)
         handler.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)s %(name)s: %(message)s"))
         root = logging.getLogger()
@@ -78,6 +81,7 @@ def task_log(path: str | None, echo: bool = False) -> Iterator[None]:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
                 yield
         finally:
+            fh.flush()
             root.removeHandler(handler)
             root.setLevel(old_level)
 
@@ -96,7 +100,7 @@ def run_workload(
     base = dict(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id, run_id=w.run_id,
                 task_id=w.task_id, dag_run_id=w.dag_run_id, hostname=HOSTNAME, pid=os.getpid(),
                 log_path=w.log_path, start_date=started)
-    with task_log(w.log_path, echo=echo):
+    with task_log(w.log_path, echo=echo), relayed_secrets(ask):
         log = logging.getLogger("statewright.task")
         log.info("starting %s.%s run %s try %s", w.dag_id, w.task_id, w.run_id, w.try_number)
         try:
@@ -124,6 +128,20 @@ def run_workload(
                      skip_task_ids=list(outcome.skip_task_ids), error=outcome.error,
                      traceback=outcome.traceback,
                      extra=dict(getattr(outcome, "extra", None) or {}))
+
+
+@contextlib.contextmanager
+def relayed_secrets(ask: Callable[[Any], Any] | None) -> Iterator[None]:
+    """Connections and variables the task reads come from its worker (``ask``)."""
+    if ask is None:
+        yield
+        return
+    previous = secrets.installed_store()
+    secrets.install_store(RelayStore(ask))
+    try:
+        yield
+    finally:
+        secrets.install_store(previous)
 
 
 def _execute(task: Any, context: Any, w: Workload) -> Any:
