@@ -9,7 +9,8 @@ from fastapi.responses import PlainTextResponse
 
 from statewright.api import controls, reads
 from statewright.api import schemas as s
-from statewright.api.deps import reading, settings_of
+from statewright.api.deps import engine_of, reading, settings_of
+from statewright.services.secrets.admin import register_stored_secrets
 
 router = APIRouter(tags=["Task instances"])
 _TI = "/dags/{dag_id}/dagRuns/{run_id}/taskInstances"
@@ -44,6 +45,7 @@ def task_instance_history(request: Request, dag_id: str, run_id: str, task_id: s
 def xcom_entries(request: Request, dag_id: str, run_id: str, task_id: str) -> s.XComCollection:
     """What the task instance stored: its return value (key ``return_value``) and the values
     it pushed under keys of its own (``ti.xcom_push``)."""
+    register_stored_secrets(engine_of(request))  # stored secrets are shown masked
     with reading(request) as conn:
         return reads.xcom_entries(conn, dag_id, run_id, task_id)
 
