@@ -1,0 +1,62 @@
+"""DAGs that use connections and variables: in code and through the worker (the task process
+holds no database session), masking in the task's log, an unknown conn_id, Variable.set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cryptography.fernet import MultiFernet
+from sqlalchemy import Engine
+
+from statewright.sdk import DAG, BaseHook, Variable, task
+from statewright.sdk.connection import Connection
+from statewright.services.secrets.admin import SecretsAdmin
+
+PASSWORD = "hunter2-but-longer"
+
+
+def _seed(engine: Engine, cipher: MultiFernet) -> SecretsAdmin:
+    admin = SecretsAdmin(engine, lambda: cipher)
+    admin.add_connection(Connection(conn_id="warehouse", uri=f"postgresql://etl:{PASSWORD}"
+                                                             "@wh.example.org:5432/dw"))
+    admin.set_variable("threshold", "7")
+    admin.set_variable("settings", '{"batch": 50}')
+    admin.set_variable("vendor_token", "tok-abcdef-123")
+    return admin
+
+
+def _log_text(logs: Path) -> str:
+    return "\n".join(p.read_text() for p in sorted(logs.rglob("*")) if p.is_file())
+
+
+def test_a_dag_reads_connections_and_variables_and_logs_no_secret(
+        engine: Engine, cipher: MultiFernet, tmp_path: Path) -> None:
+    admin = _seed(engine, cipher)
+    with DAG("uses_secrets", schedule=None) as dag:
+        @task
+        def read() -> dict[str, object]:
+            conn = BaseHook.get_connection("warehouse")
+            print(f"connecting with password {conn.password}")
+            print("token:", Variable.get("vendor_token"))
+            Variable.set("written_by_task", "yes", description="from a task")
+            return {"host": conn.host, "threshold": int(Variable.get("threshold")),
+                    "batch": Variable.get("settings", deserialize_json=True)["batch"],
+                    "default": Variable.get("absent", default="fallback")}
+
+        @task
+        def unknown() -> None:
+            BaseHook.get_connection("no_such_conn")
+
+        read()
+        unknown()
+    result = dag.test(engine=engine, logs_folder=tmp_path / "logs")
+    assert result.ti("read").state.value == "success"
+    assert result.ti("read").return_value == {"host": "wh.example.org", "threshold": 7,
+                                              "batch": 50, "default": "fallback"}
+    failed = result.ti("unknown")
+    assert failed.state.value == "failed" and "no_such_conn" in (failed.state_message or "")
+    written = admin.get_variable("written_by_task")
+    assert written is not None and (written.val, written.description) == ("yes", "from a task")
+    log = _log_text(tmp_path / "logs")
+    assert "connecting with password ***" in log and "token: ***" in log
+    assert PASSWORD not in log and "tok-abcdef-123" not in log
