@@ -9,7 +9,7 @@ from cryptography.fernet import MultiFernet
 
 from statewright.crypto import generate_key, load_fernet
 from statewright.sdk import masking, secrets
-from statewright.services.worker.deferral import installed_cipher, install_cipher
+from statewright.services.worker.deferral import install_cipher, installed_cipher
 
 
 @pytest.fixture

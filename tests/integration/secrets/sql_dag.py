@@ -28,9 +28,9 @@ from statewright.providers.common.sql.operators.sql import (
     SQLCheckOperator, SQLExecuteQueryOperator, SQLThresholdCheckOperator, SQLValueCheckOperator)
 from statewright.providers.common.sql.sensors.sql import SqlSensor
 
-QUEUE_ARGS = QUEUE_KWARGS
+TASK_DEFAULTS = DEFAULTS_HERE
 
-with DAG("sql_ecl", default_args=QUEUE_ARGS):
+with DAG("sql_ecl", default_args=TASK_DEFAULTS):
     for conn_id in ("pg_target", "maria_target"):
         src, dst = f"src_SUFFIX", f"dst_SUFFIX"
         setup = SQLExecuteQueryOperator(
@@ -56,7 +56,7 @@ with DAG("sql_ecl", default_args=QUEUE_ARGS):
                                       max_threshold="SELECT 100"),
         ]
 
-        @task(task_id=f"{conn_id}_load", **QUEUE_ARGS)
+        @task(task_id=f"{conn_id}_load", **TASK_DEFAULTS)
         def load(rows, conn_id=conn_id, dst=dst):
             hook = DbApiHook(conn_id=conn_id)
             hook.insert_rows(dst, rows, target_fields=["id", "amount"])
@@ -69,9 +69,10 @@ with DAG("sql_ecl", default_args=QUEUE_ARGS):
 '''
 
 
-def dag_text(suffix: str, queue: str | None = None) -> str:
-    kwargs = repr({"queue": queue} if queue else {})
-    return textwrap.dedent(DAG_TEXT).replace("SUFFIX", suffix).replace("QUEUE_KWARGS", kwargs)
+def dag_text(suffix: str, defaults: str = "{}") -> str:
+    """The DAG file; ``defaults`` is the Python text of its tasks' default arguments."""
+    return textwrap.dedent(DAG_TEXT).replace("SUFFIX", suffix).replace("DEFAULTS_HERE",
+                                                                       defaults)
 
 
 def seed_targets(engine: Engine, cipher: MultiFernet) -> str:

@@ -1,0 +1,66 @@
+"""/api/v1/connections and /api/v1/variables (SQLite and PostgreSQL): Airflow's shapes, no
+password ever returned, sensitive values masked, bad input named."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from statewright.crypto import generate_key, load_fernet
+from statewright.sdk import masking
+from statewright.services.worker.deferral import install_cipher, installed_cipher
+
+PASSWORD = "api-pass-w0rd"
+
+
+@pytest.fixture(autouse=True)
+def _key() -> Iterator[None]:
+    before = installed_cipher()
+    install_cipher(load_fernet(generate_key()))
+    yield
+    install_cipher(before)
+    masking.reset_masks()
+
+
+def test_connections_crud_never_returns_the_password(client: TestClient) -> None:
+    body = {"connection_id": "wh", "conn_type": "postgres", "host": "h", "port": 5432,
+            "login": "u", "password": PASSWORD, "schema": "db",
+            "extra": '{"sslmode": "require", "api_token": "xyz-secret"}'}
+    created = client.post("/api/v1/connections", json=body)
+    assert created.status_code == 200, created.text
+    assert client.post("/api/v1/connections", json=body).status_code == 409
+    got = client.get("/api/v1/connections/wh").json()
+    assert got["schema"] == "db" and got["has_password"] is True
+    assert '"api_token": "***"' in got["extra"]
+    listed = client.get("/api/v1/connections")
+    assert listed.json()["total_entries"] == 1
+    patched = client.patch("/api/v1/connections/wh", params={"update_mask": ["host"]},
+                           json={**body, "host": "new-host", "password": None})
+    assert patched.status_code == 200 and patched.json()["host"] == "new-host"
+    for response in (created, listed, patched, client.get("/api/v1/connections/wh")):
+        assert PASSWORD not in response.text and "xyz-secret" not in response.text
+    assert client.delete("/api/v1/connections/wh").status_code == 204
+    assert client.get("/api/v1/connections/wh").status_code == 404
+
+
+def test_bad_connection_input_is_named(client: TestClient) -> None:
+    r = client.post("/api/v1/connections", json={"connection_id": "x", "conn_type": "postgres",
+                                                 "extra": "{not json"})
+    assert r.status_code == 422 and "extra is not valid JSON" in r.json()["detail"]
+
+
+def test_variables_crud_masks_sensitive_values(client: TestClient) -> None:
+    assert client.post("/api/v1/variables", json={"key": "threshold", "value": "5",
+                                                  "description": "d"}).status_code == 200
+    assert client.post("/api/v1/variables", json={"key": "db_password",
+                                                  "value": "v-secret"}).status_code == 200
+    listed = client.get("/api/v1/variables").json()
+    assert listed["total_entries"] == 2
+    values = {v["key"]: v["value"] for v in listed["variables"]}
+    assert values == {"db_password": "***", "threshold": "5"}
+    assert client.get("/api/v1/variables/nope").status_code == 404
+    r = client.patch("/api/v1/variables/threshold", json={"key": "threshold", "value": "6"})
+    assert r.json()["value"] == "6"
+    assert client.delete("/api/v1/variables/threshold").status_code == 204
