@@ -1,4 +1,4 @@
-"""The extract–check–load DAG of the SQL operators against PostgreSQL and MariaDB under the
+"""The extract-check-load DAG of the SQL operators against PostgreSQL and MariaDB under the
 Celery executor (Redis broker, a real ``statewright celery-worker``), metadata on SQLite and on
 PostgreSQL: the worker's task processes read the connections through their worker."""
 

@@ -1,4 +1,4 @@
-"""The extract–check–load DAG of the SQL operators, against PostgreSQL and MariaDB, shared by
+"""The extract-check-load DAG of the SQL operators, against PostgreSQL and MariaDB, shared by
 the local and the Celery executor tests."""
 
 from __future__ import annotations

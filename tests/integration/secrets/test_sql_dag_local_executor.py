@@ -1,4 +1,4 @@
-"""The extract–check–load DAG of the SQL operators against PostgreSQL and MariaDB, under the
+"""The extract-check-load DAG of the SQL operators against PostgreSQL and MariaDB, under the
 real scheduler and local executor (metadata on SQLite and on PostgreSQL): the connections come
 from the database through the worker."""
 

@@ -63,7 +63,7 @@ def test_malformed_uri_is_named_and_hides_the_password(uri: str, words: str) -> 
 
 
 def test_invalid_json_in_extra_is_an_error_naming_the_connection() -> None:
-    with pytest.raises(InvalidConnection, match="'c1'.*extra is not valid JSON"):
+    with pytest.raises(InvalidConnection, match=r"'c1'.*extra is not valid JSON"):
         Connection(conn_id="c1", conn_type="postgres", extra="{not json")
     with pytest.raises(InvalidConnection, match="extra must be a JSON object"):
         Connection(conn_id="c1", conn_type="postgres", extra="[1, 2]")
@@ -72,7 +72,7 @@ def test_invalid_json_in_extra_is_an_error_naming_the_connection() -> None:
 def test_json_form_errors() -> None:
     with pytest.raises(InvalidConnection, match="not valid JSON"):
         Connection.from_json("{oops", conn_id="j")
-    with pytest.raises(InvalidConnection, match="unknown field.*hostname"):
+    with pytest.raises(InvalidConnection, match=r"unknown field.*hostname"):
         Connection.from_json({"conn_type": "x", "hostname": "h"}, conn_id="j")
     with pytest.raises(InvalidConnection, match="port 'abc' is not a number"):
         Connection.from_json({"conn_type": "x", "port": "abc"}, conn_id="j")
