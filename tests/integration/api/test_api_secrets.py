@@ -64,3 +64,19 @@ def test_variables_crud_masks_sensitive_values(client: TestClient) -> None:
     r = client.patch("/api/v1/variables/threshold", json={"key": "threshold", "value": "6"})
     assert r.json()["value"] == "6"
     assert client.delete("/api/v1/variables/threshold").status_code == 204
+
+
+def test_admin_pages_show_no_password_and_escape_values(client: TestClient) -> None:
+    client.post("/api/v1/connections", json={
+        "connection_id": "wh", "conn_type": "postgres", "host": "<b>h</b>",
+        "password": PASSWORD, "extra": '{"note": "<script>x</script>"}'})
+    client.post("/api/v1/variables", json={"key": "greeting", "value": "<i>hi</i>"})
+    client.post("/api/v1/variables", json={"key": "service_token", "value": "tok-secret-1"})
+    page = client.get("/connections")
+    assert page.status_code == 200 and "/static/secrets.js" in page.text
+    assert PASSWORD not in page.text and "<b>h</b>" not in page.text
+    assert "&lt;b&gt;h&lt;/b&gt;" in page.text and "<script>x" not in page.text
+    assert 'type="password"' in page.text
+    variables = client.get("/variables")
+    assert variables.status_code == 200 and "&lt;i&gt;hi&lt;/i&gt;" in variables.text
+    assert "tok-secret-1" not in variables.text
