@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 
 from cryptography.fernet import MultiFernet
 from sqlalchemy import Engine
@@ -14,7 +15,8 @@ from statewright.db.repositories import variables as var_repo
 from statewright.sdk import secrets
 from statewright.sdk.connection import Connection
 
-__all__ = ["DatabaseStore", "install_database_store", "to_connection", "to_record"]
+__all__ = ["DatabaseStore", "install_database_store", "to_connection", "to_record",
+           "using_database_store"]
 
 
 def to_connection(record: conn_repo.ConnectionRecord) -> Connection:
@@ -68,3 +70,15 @@ def install_database_store(engine: Engine) -> DatabaseStore:
     store = DatabaseStore(engine, current_cipher)
     secrets.install_store(store)
     return store
+
+
+@contextlib.contextmanager
+def using_database_store(engine: Engine) -> Iterator[DatabaseStore]:
+    """The database as this process's store for the duration of the block (``dag.test()``:
+    triggers run in its process)."""
+    previous = secrets.installed_store()
+    store = install_database_store(engine)
+    try:
+        yield store
+    finally:
+        secrets.install_store(previous)
