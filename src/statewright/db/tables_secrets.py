@@ -1,12 +1,14 @@
 """Tables of connections and variables (secrets encrypted at rest).
 
 A connection's ``password`` and ``extra`` and a variable's ``val`` hold Fernet tokens, never
-plaintext (see ``repositories/connections.py`` and ``repositories/variables.py``).
+plaintext (see ``repositories/connections.py`` and ``repositories/variables.py``); so do the
+values a try registered for masking (``task_instance_mask``: what the UI and the API hide when
+they show that task instance's XCom).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Integer, String, Table, Text
+from sqlalchemy import Column, ForeignKey, Integer, String, Table, Text, UniqueConstraint
 
 from statewright.db.tables import UTCDateTime, metadata
 
@@ -34,4 +36,16 @@ variable = Table(
     Column("val", Text, nullable=True),  # Fernet token
     Column("description", Text, nullable=True),
     Column("updated_at", UTCDateTime, nullable=False),
+)
+
+task_instance_mask = Table(
+    "task_instance_mask",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("task_instance_id", Integer, ForeignKey("task_instance.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("try_number", Integer, nullable=False),
+    Column("secrets", Text, nullable=False),  # Fernet token of a JSON list of strings
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("task_instance_id", "try_number"),
 )

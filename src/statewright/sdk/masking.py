@@ -33,6 +33,7 @@ __all__ = [
     "mask_secret",
     "redact",
     "registered_count",
+    "registered_values",
     "reset_masks",
     "sensitive_names",
 ]
@@ -95,21 +96,33 @@ def registered_count() -> int:
         return len(_secrets)
 
 
-def redact(value: Any, name: str | None = None) -> Any:
+def registered_values() -> list[str]:
+    """The values registered in this process (a try's worker stores them, encrypted, so that
+    the UI and the API can hide them too)."""
+    with _lock:
+        return sorted(_secrets)
+
+
+def redact(value: Any, name: str | None = None, *, secrets: Iterable[str] = ()) -> Any:
     """``value`` with every secret masked: the whole value when ``name`` looks sensitive,
-    registered values inside strings, and recursively inside dicts, lists and tuples."""
+    registered values (and ``secrets``) inside strings, recursively inside dicts, lists and
+    tuples."""
+    extra = [s for s in secrets if isinstance(s, str) and len(s) >= MIN_LENGTH]
+    pattern = _current_pattern() if not extra else _compile(set(extra) | set(registered_values()))
+    return _redact(value, name, pattern)
+
+
+def _redact(value: Any, name: str | None, pattern: re.Pattern[str] | None) -> Any:
     if name is not None and is_sensitive_name(name) and value not in (None, "", {}, []):
-        return MASK if not isinstance(value, (dict, list, tuple)) else _redact_nested(value)
-    return _redact_nested(value)
-
-
-def _redact_nested(value: Any) -> Any:
+        if not isinstance(value, (dict, list, tuple)):
+            return MASK
     if isinstance(value, str):
-        return _redact_text(value)
+        return pattern.sub(MASK, value) if pattern is not None and value else value
     if isinstance(value, dict):
-        return {k: redact(v, k if isinstance(k, str) else None) for k, v in value.items()}
+        return {k: _redact(v, k if isinstance(k, str) else None, pattern)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        items = [redact(v) for v in value]
+        items = [_redact(v, None, pattern) for v in value]
         return items if isinstance(value, list) else tuple(items)
     return value
 
@@ -121,13 +134,18 @@ def _redact_text(text: str) -> str:
     return pattern.sub(MASK, text)
 
 
+def _compile(values: set[str]) -> re.Pattern[str] | None:
+    if not values:
+        return None
+    # longest first, so a secret that contains another is masked whole
+    return re.compile("|".join(re.escape(s) for s in sorted(values, key=len, reverse=True)))
+
+
 def _current_pattern() -> re.Pattern[str] | None:
     global _pattern
     with _lock:
         if _pattern is None and _secrets:
-            # longest first, so a secret that contains another is masked whole
-            alternatives = sorted(_secrets, key=len, reverse=True)
-            _pattern = re.compile("|".join(re.escape(s) for s in alternatives))
+            _pattern = _compile(_secrets)
         return _pattern
 
 

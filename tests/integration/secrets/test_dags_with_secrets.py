@@ -60,3 +60,43 @@ def test_a_dag_reads_connections_and_variables_and_logs_no_secret(
     log = _log_text(tmp_path / "logs")
     assert "connecting with password ***" in log and "token: ***" in log
     assert PASSWORD not in log and "tok-abcdef-123" not in log
+
+
+def test_xcom_is_shown_masked_while_downstream_reads_the_real_value(
+        engine: Engine, cipher: MultiFernet, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+    from sqlalchemy import select
+
+    from statewright.api import create_app
+    from statewright.config import load_settings
+    from statewright.db.tables_secrets import task_instance_mask
+    from statewright.sdk import mask_secret, masking
+
+    _seed(engine, cipher)
+    own = "registered-by-the-task-42"
+    with DAG("shows_values", schedule=None) as dag:
+        @task
+        def produce() -> dict[str, str]:
+            mask_secret(own)
+            conn = BaseHook.get_connection("warehouse")
+            return {"mine": own, "theirs": f"pw={conn.password}", "api_key": "k-123456",
+                    "plain": "hello"}
+
+        @task
+        def consume(value: dict[str, str]) -> bool:
+            return value["mine"] == own and value["theirs"] == f"pw={PASSWORD}"
+
+        consume(produce())
+    result = dag.test(engine=engine, logs_folder=tmp_path / "logs")
+    assert result.ti("consume").return_value is True  # the stored value is unchanged
+    masking.reset_masks()  # as in a fresh API server process
+    settings = load_settings({"STATEWRIGHT_HOME": str(tmp_path / "home")})
+    with TestClient(create_app(engine=engine, settings=settings)) as client:
+        shown = client.get(f"/api/v1/dags/shows_values/dagRuns/{result.run_id}/taskInstances/"
+                           "produce/xcomEntries")
+    assert shown.status_code == 200, shown.text
+    value = shown.json()["xcom_entries"][0]["value"]
+    assert value == {"mine": "***", "theirs": "pw=***", "api_key": "***", "plain": "hello"}
+    with engine.connect() as conn:
+        stored = conn.execute(select(task_instance_mask.c.secrets)).scalars().all()
+    assert stored and all(own not in s and PASSWORD not in s for s in stored)

@@ -41,8 +41,22 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id', name=op.f('pk_variable')),
     sa.UniqueConstraint('key', name=op.f('uq_variable_key'))
     )
+    op.create_table('task_instance_mask',
+    sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
+    sa.Column('task_instance_id', sa.Integer(), nullable=False),
+    sa.Column('try_number', sa.Integer(), nullable=False),
+    sa.Column('secrets', sa.Text(), nullable=False),
+    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+    sa.ForeignKeyConstraint(['task_instance_id'], ['task_instance.id'],
+                            name=op.f('fk_task_instance_mask_task_instance_id_task_instance'),
+                            ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_task_instance_mask')),
+    sa.UniqueConstraint('task_instance_id', 'try_number',
+                        name=op.f('uq_task_instance_mask_task_instance_id_try_number'))
+    )
 
 
 def downgrade() -> None:
+    op.drop_table('task_instance_mask')
     op.drop_table('variable')
     op.drop_table('connection')
