@@ -50,3 +50,18 @@ def test_connections_and_variables_commands(tmp_path: Path) -> None:
     assert rotated.returncode == 0, rotated.stderr
     assert json.loads(_run(tmp_path, "connections", "get", "wh", "-o", "json",
                            key=new).stdout)[0]["has_password"] is True
+
+
+def test_a_missing_key_with_postgresql_is_a_clear_error(tmp_path: Path,
+                                                        postgres_url: str) -> None:
+    env = {**os.environ, "STATEWRIGHT_HOME": str(tmp_path),
+           "STATEWRIGHT_DATABASE_URL": postgres_url}
+    env.pop("STATEWRIGHT_FERNET_KEY", None)
+    r = subprocess.run([sys.executable, "-m", "statewright.cli.main", "variables", "set", "k",
+                        "v"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "STATEWRIGHT_FERNET_KEY is not set" in r.stderr
+    assert "Traceback" not in r.stderr
+    bad = subprocess.run([sys.executable, "-m", "statewright.cli.main", "variables", "list"],
+                         env={**env, "STATEWRIGHT_FERNET_KEY": "not-a-key"},
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "malformed" in bad.stderr

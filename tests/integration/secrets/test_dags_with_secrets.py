@@ -3,6 +3,7 @@ holds no database session), masking in the task's log, an unknown conn_id, Varia
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from cryptography.fernet import MultiFernet
@@ -100,3 +101,22 @@ def test_xcom_is_shown_masked_while_downstream_reads_the_real_value(
     with engine.connect() as conn:
         stored = conn.execute(select(task_instance_mask.c.secrets)).scalars().all()
     assert stored and all(own not in s and PASSWORD not in s for s in stored)
+
+
+def test_a_task_whose_worker_cannot_decrypt_fails_naming_the_row(
+        engine: Engine, cipher: MultiFernet, tmp_path: Path) -> None:
+    from statewright.crypto import generate_key, load_fernet
+    from statewright.services.worker.deferral import install_cipher
+
+    _seed(engine, cipher)
+    with DAG("wrong_key", schedule=None) as dag:
+        @task
+        def read() -> None:
+            BaseHook.get_connection("warehouse")
+
+        read()
+    install_cipher(load_fernet(generate_key()))  # the worker's key is not the one used
+    result = dag.test(engine=engine, logs_folder=tmp_path / "logs")
+    message = result.ti("read").state_message or ""
+    assert result.ti("read").state.value == "failed"
+    assert re.search(r"connection id \d+ \(warehouse\)", message) and PASSWORD not in message
