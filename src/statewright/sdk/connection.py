@@ -198,9 +198,19 @@ class Connection:
             data["extra"] = self.extra_dejson
         return json.dumps(data)
 
-    def test_connection(self) -> tuple[bool, str]:
-        """Whether the connection works; overridden by the hooks that know how to test."""
-        return False, f"no test is known for connections of type {self.conn_type!r}"
+    def get_hook(self, *, hook_params: dict[str, Any] | None = None) -> Any:
+        """The hook for this connection's type (Airflow's ``Connection.get_hook``)."""
+        from statewright.sdk.basehook import hook_for_type
+
+        hook_cls = hook_for_type(self.conn_type)
+        if hook_cls is None:
+            raise ValueError(f"connection {self.conn_id!r}: no hook is loaded for the type "
+                             f"{self.conn_type!r}")
+        params = dict(hook_params or {})
+        params[hook_cls.conn_name_attr] = self.conn_id
+        hook = hook_cls(**params)
+        hook.get_connection = lambda _conn_id: self  # type: ignore[method-assign]
+        return hook
 
 
 def _normalize_type(conn_type: str) -> str:

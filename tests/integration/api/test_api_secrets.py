@@ -80,3 +80,15 @@ def test_admin_pages_show_no_password_and_escape_values(client: TestClient) -> N
     variables = client.get("/variables")
     assert variables.status_code == 200 and "&lt;i&gt;hi&lt;/i&gt;" in variables.text
     assert "tok-secret-1" not in variables.text
+
+
+def test_connection_test_route(client: TestClient, tmp_path_factory: pytest.TempPathFactory,
+                               ) -> None:
+    path = tmp_path_factory.mktemp("target") / "t.db"
+    good = client.post("/api/v1/connections/test", json={
+        "connection_id": "lite", "conn_type": "sqlite", "host": str(path)})
+    assert good.json() == {"status": True, "message": "Connection successfully tested"}
+    bad = client.post("/api/v1/connections/test", json={
+        "connection_id": "pg", "conn_type": "postgres", "host": "127.0.0.1", "port": 1,
+        "password": "never-shown-1"})
+    assert bad.json()["status"] is False and "never-shown-1" not in bad.text

@@ -65,3 +65,16 @@ def test_a_missing_key_with_postgresql_is_a_clear_error(tmp_path: Path,
                          env={**env, "STATEWRIGHT_FERNET_KEY": "not-a-key"},
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "malformed" in bad.stderr
+
+
+def test_connections_test(tmp_path: Path) -> None:
+    key = generate_key()
+    _run(tmp_path, "connections", "add", "lite", "--conn-type", "sqlite", "--conn-host",
+         str(tmp_path / "target.db"), key=key)
+    _run(tmp_path, "connections", "add", "files", "--conn-uri", "ftp://h", key=key)
+    ok = _run(tmp_path, "connections", "test", "lite", key=key)
+    assert ok.returncode == 0 and "Connection success!" in ok.stdout, ok.stderr
+    unknown = _run(tmp_path, "connections", "test", "files", key=key)
+    assert unknown.returncode == 1 and "no test is known" in unknown.stderr
+    missing = _run(tmp_path, "connections", "test", "nope", key=key)
+    assert missing.returncode == 1 and "not found: 'nope'" in missing.stderr

@@ -150,18 +150,17 @@ class SecretsAdmin:
 
 
 def test_connection(conn: Connection) -> tuple[bool, str]:
-    """Whether the connection works: SQL types run ``SELECT 1``; http(s) sends a request."""
-    from statewright.providers.common.sql.hooks.sql import DbApiHook
+    """Whether the connection works: SQL types run ``SELECT 1``; http(s) sends a GET."""
+    import statewright.providers.common.sql.hooks.sql  # noqa: F401  (the SQL types' hook)
     from statewright.sdk.http_hook import HttpHook
 
-    if conn.conn_type in DbApiHook.conn_types:
-        hook: Any = DbApiHook(conn_id=conn.conn_id or "test")
-    elif conn.conn_type in HttpHook.conn_types:
-        hook = HttpHook(method="GET", http_conn_id=conn.conn_id or "test")
-    else:
+    params = {"method": "GET"} if conn.conn_type in HttpHook.conn_types else None
+    try:
+        hook = conn.get_hook(hook_params=params)
+    except ValueError:
         return False, f"no test is known for connections of type {conn.conn_type!r}"
-    hook.get_connection = lambda _conn_id: conn  # test the connection as given
-    return hook.test_connection()  # type: ignore[no-any-return]
+    ok, message = hook.test_connection()
+    return bool(ok), masking.redact(str(message), secrets=[conn.password or ""])
 
 
 def public_connection(conn: Connection) -> dict[str, Any]:
