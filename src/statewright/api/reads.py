@@ -243,10 +243,11 @@ def task_instance_history(conn: Connection, dag_id: str, run_id: str, task_id: s
                                   total_entries=len(rows))
 
 
-def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str
-                 ) -> s.XComCollection:
+def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str,
+                 cipher: Any = None) -> s.XComCollection:
+    """``cipher`` reads what the tries registered for masking (None: every value hidden)."""
     _, row = ti_row(conn, dag_id, run_id, task_id)
-    shown = redactor_for_task_instance(conn, row.id)  # secrets are shown as ***
+    shown = redactor_for_task_instance(conn, row.id, cipher)  # secrets are shown as ***
     entries = [s.XComEntry(key=r.key, value=shown(r.value), timestamp=r.created_at)
                for r in xcom_repo.entries(conn, row.dag_run_id, task_id)]
     return s.XComCollection(xcom_entries=entries, total_entries=len(entries))

@@ -68,7 +68,7 @@ def test_xcom_is_shown_masked_while_downstream_reads_the_real_value(
     from fastapi.testclient import TestClient
     from sqlalchemy import select
 
-    from statewright.api import create_app
+    from statewright.api import create_app, reads
     from statewright.config import load_settings
     from statewright.db.tables_secrets import task_instance_mask
     from statewright.sdk import mask_secret, masking
@@ -100,7 +100,13 @@ def test_xcom_is_shown_masked_while_downstream_reads_the_real_value(
     assert value == {"mine": "***", "theirs": "pw=***", "api_key": "***", "plain": "hello"}
     with engine.connect() as conn:
         stored = conn.execute(select(task_instance_mask.c.secrets)).scalars().all()
+        # without a key, the values of a task instance with registered secrets are hidden
+        # whole; one that registered none shows as stored
+        hidden = reads.xcom_entries(conn, "shows_values", result.run_id, "produce", cipher=None)
+        plain = reads.xcom_entries(conn, "shows_values", result.run_id, "consume", cipher=None)
     assert stored and all(own not in s and PASSWORD not in s for s in stored)
+    assert hidden.xcom_entries[0].value == "***"
+    assert plain.xcom_entries[0].value is True
 
 
 def test_a_task_whose_worker_cannot_decrypt_fails_naming_the_row(

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from cryptography.fernet import MultiFernet
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from statewright.api.deps import Limit, Offset, engine_of
+from statewright.api.deps import Limit, Offset, engine_of, settings_of
 from statewright.api.errors import BadRequest, Conflict, NotFound
 from statewright.sdk.connection import Connection, InvalidConnection
 from statewright.services.secrets.admin import (
@@ -77,10 +78,21 @@ class VariableIn(BaseModel):
     description: str | None = None
 
 
-def _admin(request: Request) -> SecretsAdmin:
-    from statewright.services.worker.deferral import current_cipher
+def cipher_of(request: Request) -> MultiFernet:
+    """The Fernet cipher of this API server: the one installed in the process, else the one
+    of the app's settings (loaded once)."""
+    from statewright.services.worker.deferral import installed_cipher, load_cipher
 
-    return SecretsAdmin(engine_of(request), current_cipher)
+    cipher = installed_cipher() or getattr(request.app.state, "secrets_cipher", None)
+    if cipher is None:
+        cipher = load_cipher(settings_of(request))
+        request.app.state.secrets_cipher = cipher
+    return cipher
+
+
+def _admin(request: Request) -> SecretsAdmin:
+    cipher = cipher_of(request)
+    return SecretsAdmin(engine_of(request), lambda: cipher)
 
 
 def _connection(body: ConnectionIn, conn_id: str | None = None) -> Connection:

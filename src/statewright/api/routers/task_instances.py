@@ -10,6 +10,8 @@ from fastapi.responses import PlainTextResponse
 from statewright.api import controls, reads
 from statewright.api import schemas as s
 from statewright.api.deps import engine_of, reading, settings_of
+from statewright.api.routers.secrets import cipher_of
+from statewright.core.errors import StatewrightError
 from statewright.services.secrets.admin import register_stored_secrets
 
 router = APIRouter(tags=["Task instances"])
@@ -45,9 +47,14 @@ def task_instance_history(request: Request, dag_id: str, run_id: str, task_id: s
 def xcom_entries(request: Request, dag_id: str, run_id: str, task_id: str) -> s.XComCollection:
     """What the task instance stored: its return value (key ``return_value``) and the values
     it pushed under keys of its own (``ti.xcom_push``)."""
-    register_stored_secrets(engine_of(request))  # stored secrets are shown masked
+    try:
+        cipher = cipher_of(request)  # to read the stored secrets: they are shown masked
+    except StatewrightError:
+        cipher = None  # without a key every value of the task instance is hidden
+    if cipher is not None:
+        register_stored_secrets(engine_of(request), cipher)
     with reading(request) as conn:
-        return reads.xcom_entries(conn, dag_id, run_id, task_id)
+        return reads.xcom_entries(conn, dag_id, run_id, task_id, cipher=cipher)
 
 
 @router.get(_TI + "/{task_id}/logs/{try_number}", response_model=s.TaskLog,

@@ -12,9 +12,10 @@ router = APIRouter(include_in_schema=False)
 
 
 def _admin(request: Request) -> SecretsAdmin:
-    from statewright.services.worker.deferral import current_cipher
+    from statewright.api.routers.secrets import cipher_of
 
-    return SecretsAdmin(engine_of(request), current_cipher)
+    cipher = cipher_of(request)
+    return SecretsAdmin(engine_of(request), lambda: cipher)
 
 
 @router.get("/connections", response_class=HTMLResponse)

@@ -11,7 +11,7 @@ from datetime import datetime
 from cryptography.fernet import MultiFernet
 from sqlalchemy import Connection, delete, insert, select
 
-from statewright.db.repositories.secret_values import decrypt, encrypt
+from statewright.db.repositories.secret_values import UndecryptableRows, decrypt, encrypt
 from statewright.db.tables_secrets import task_instance_mask
 
 __all__ = ["for_task_instance", "store"]
@@ -35,10 +35,14 @@ def store(conn: Connection, cipher: MultiFernet,
     return len(rows)
 
 
-def for_task_instance(conn: Connection, cipher: MultiFernet, ti_id: int) -> list[str]:
-    """Every value the task instance's tries registered; raises ``UndecryptableRows``."""
+def for_task_instance(conn: Connection, cipher: MultiFernet | None, ti_id: int) -> list[str]:
+    """Every value the task instance's tries registered; raises ``UndecryptableRows`` when
+    there are some and the cipher (None: no key) cannot read them."""
     values: set[str] = set()
     for row in conn.execute(select(task_instance_mask).where(t.task_instance_id == ti_id)):
-        text = decrypt(cipher, row.secrets, where=("task_instance_mask", row.id, str(ti_id)))
+        where = ("task_instance_mask", row.id, str(ti_id))
+        if cipher is None:
+            raise UndecryptableRows([where])
+        text = decrypt(cipher, row.secrets, where=where)
         values.update(json.loads(text or "[]"))
     return sorted(values)

@@ -193,21 +193,19 @@ def _json(value: Any) -> str:
 _registered_at: dict[int, float] = {}
 
 
-def register_stored_secrets(engine: Engine, *, ttl: float = 10.0) -> None:
+def register_stored_secrets(engine: Engine, cipher: MultiFernet, *, ttl: float = 10.0) -> None:
     """Register every stored connection password and sensitive variable value for masking in
     this process (the API server masks them in what it shows); at most every ``ttl`` seconds.
-    A missing or wrong key only skips this: masking by name still applies."""
+    Rows that cannot be decrypted are skipped here: masking by name still applies."""
     import logging
     import time
-
-    from statewright.services.worker.deferral import current_cipher
 
     now = time.monotonic()
     if now - _registered_at.get(id(engine), -ttl) < ttl:
         return
     _registered_at[id(engine)] = now
     try:
-        admin = SecretsAdmin(engine, current_cipher)
+        admin = SecretsAdmin(engine, lambda: cipher)
         for conn in admin.list_connections():
             masking.mask_secret(conn.password)
             for name, value in conn.extra_dejson.items():
@@ -216,5 +214,5 @@ def register_stored_secrets(engine: Engine, *, ttl: float = 10.0) -> None:
         for var in admin.list_variables():
             if masking.is_sensitive_name(var.key):
                 masking.mask_secret(var.val)
-    except Exception as exc:  # masking by key name still applies
+    except secret_values.UndecryptableRows as exc:
         logging.getLogger("statewright.api").warning("stored secrets not registered: %s", exc)

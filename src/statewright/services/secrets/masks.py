@@ -8,8 +8,11 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from cryptography.fernet import MultiFernet
 from sqlalchemy import Connection
 
+from statewright.core.errors import StatewrightError
+from statewright.crypto import FernetKeyError
 from statewright.db.repositories import task_masks
 from statewright.sdk import masking
 
@@ -27,7 +30,6 @@ def store_masks(conn: Connection, results: Sequence[Any], *, now: datetime) -> i
     rows = [row for row in rows if row[2]]
     if not rows:
         return 0
-    from statewright.crypto import FernetKeyError
     from statewright.services.worker.deferral import current_cipher
 
     try:
@@ -38,15 +40,14 @@ def store_masks(conn: Connection, results: Sequence[Any], *, now: datetime) -> i
     return task_masks.store(conn, cipher, rows, now=now)
 
 
-def redactor_for_task_instance(conn: Connection, ti_id: int) -> Callable[[Any], Any]:
+def redactor_for_task_instance(conn: Connection, ti_id: int,
+                               cipher: MultiFernet | None) -> Callable[[Any], Any]:
     """How the UI and the API show the task instance's values: secrets of this process,
     sensitive keys and what its tries registered, masked. When those cannot be read (no key, a
     wrong key) every value is hidden."""
-    from statewright.services.worker.deferral import current_cipher
-
     try:
-        registered = task_masks.for_task_instance(conn, current_cipher(), ti_id)
-    except Exception as exc:
+        registered = task_masks.for_task_instance(conn, cipher, ti_id)
+    except StatewrightError as exc:
         log.warning("task instance %s: masks unreadable (%s); its values are hidden", ti_id, exc)
         return lambda value: masking.MASK
     return lambda value: masking.redact(value, secrets=registered)
