@@ -10,7 +10,7 @@ from typing import Any
 from cryptography.fernet import MultiFernet
 from sqlalchemy import Connection, delete, func, insert, select, update
 
-from statewright.db.repositories.secret_values import UndecryptableRows, decrypt_row, encrypt
+from statewright.db.repositories.secret_values import decrypt_row, decrypt_rows, encrypt
 from statewright.db.tables_secrets import connection
 
 __all__ = ["ConnectionRecord", "count", "delete_one", "get", "list_all", "put", "put_many"]
@@ -42,14 +42,8 @@ def _record(cipher: MultiFernet, row: Any, bad: list[tuple[str, int, str]]) -> C
 
 def get(conn: Connection, cipher: MultiFernet, conn_id: str) -> ConnectionRecord | None:
     """The connection ``conn_id``, or None; raises ``UndecryptableRows`` naming its id."""
-    row = conn.execute(select(connection).where(connection.c.conn_id == conn_id)).first()
-    if row is None:
-        return None
-    bad: list[tuple[str, int, str]] = []
-    record = _record(cipher, row, bad)
-    if bad:
-        raise UndecryptableRows(bad)
-    return record
+    found = list_all(conn, cipher, conn_id=conn_id)
+    return found[0] if found else None
 
 
 def list_all(conn: Connection, cipher: MultiFernet, *, conn_id: str | None = None,
@@ -60,11 +54,7 @@ def list_all(conn: Connection, cipher: MultiFernet, *, conn_id: str | None = Non
         query = query.where(connection.c.conn_id == conn_id)
     if limit is not None:
         query = query.limit(limit)
-    bad: list[tuple[str, int, str]] = []
-    records = [_record(cipher, row, bad) for row in conn.execute(query).all()]
-    if bad:
-        raise UndecryptableRows(bad)
-    return records
+    return decrypt_rows(conn.execute(query).all(), lambda row, bad: _record(cipher, row, bad))
 
 
 def count(conn: Connection) -> int:

@@ -7,8 +7,8 @@ never overwritten: the caller is told which rows, by table and id (:class:`Undec
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from cryptography.fernet import InvalidToken, MultiFernet
 from sqlalchemy import Connection, Table, select, update
@@ -16,7 +16,10 @@ from sqlalchemy import Connection, Table, select, update
 from statewright.core.errors import ConfigurationError
 from statewright.db.tables_secrets import connection, variable
 
-__all__ = ["SECRET_COLUMNS", "UndecryptableRows", "decrypt", "encrypt", "rotate", "unreadable"]
+__all__ = ["SECRET_COLUMNS", "UndecryptableRows", "decrypt", "decrypt_rows", "encrypt", "rotate",
+           "unreadable"]
+
+R = TypeVar("R")
 
 SECRET_COLUMNS: dict[str, tuple[Table, tuple[str, ...], str]] = {
     "connection": (connection, ("password", "extra"), "conn_id"),
@@ -66,6 +69,17 @@ def decrypt_row(cipher: MultiFernet, table: str, row: Any, bad: list[tuple[str, 
             bad.extend(exc.rows)
             out[col] = None
     return out
+
+
+def decrypt_rows(rows: Iterable[Any],
+                 make: Callable[[Any, list[tuple[str, int, str]]], R]) -> list[R]:
+    """``make(row, bad)`` for every row; then, when any row failed to decrypt (``make`` adds
+    it to ``bad``), :class:`UndecryptableRows` naming all of them."""
+    bad: list[tuple[str, int, str]] = []
+    records = [make(row, bad) for row in rows]
+    if bad:
+        raise UndecryptableRows(bad)
+    return records
 
 
 def unreadable(conn: Connection, cipher: MultiFernet) -> list[tuple[str, int, str]]:

@@ -9,7 +9,7 @@ from typing import Any
 from cryptography.fernet import MultiFernet
 from sqlalchemy import Connection, delete, func, insert, select, update
 
-from statewright.db.repositories.secret_values import UndecryptableRows, decrypt_row, encrypt
+from statewright.db.repositories.secret_values import decrypt_row, decrypt_rows, encrypt
 from statewright.db.tables_secrets import variable
 
 __all__ = ["VariableRecord", "count", "delete_one", "get", "list_all", "put"]
@@ -29,26 +29,20 @@ def _record(cipher: MultiFernet, row: Any, bad: list[tuple[str, int, str]]) -> V
 
 
 def get(conn: Connection, cipher: MultiFernet, key: str) -> VariableRecord | None:
-    row = conn.execute(select(variable).where(variable.c.key == key)).first()
-    if row is None:
-        return None
-    bad: list[tuple[str, int, str]] = []
-    record = _record(cipher, row, bad)
-    if bad:
-        raise UndecryptableRows(bad)
-    return record
+    """The variable ``key``, or None; raises ``UndecryptableRows`` naming its id."""
+    found = list_all(conn, cipher, key=key)
+    return found[0] if found else None
 
 
-def list_all(conn: Connection, cipher: MultiFernet, *, limit: int | None = None,
-             offset: int = 0) -> list[VariableRecord]:
+def list_all(conn: Connection, cipher: MultiFernet, *, key: str | None = None,
+             limit: int | None = None, offset: int = 0) -> list[VariableRecord]:
+    """Variables by key; raises ``UndecryptableRows`` naming every row that fails."""
     query = select(variable).order_by(variable.c.key).offset(offset)
+    if key is not None:
+        query = query.where(variable.c.key == key)
     if limit is not None:
         query = query.limit(limit)
-    bad: list[tuple[str, int, str]] = []
-    records = [_record(cipher, row, bad) for row in conn.execute(query).all()]
-    if bad:
-        raise UndecryptableRows(bad)
-    return records
+    return decrypt_rows(conn.execute(query).all(), lambda row, bad: _record(cipher, row, bad))
 
 
 def keys(conn: Connection, wanted: list[str] | None = None) -> set[str]:
