@@ -27,6 +27,7 @@ from statewright.db.repositories import import_errors as import_error_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
+from statewright.services.secrets.masks import redactor_for_task_instance
 from statewright.services.worker.workload import log_path_for
 
 RECENT_RUNS = 10
@@ -280,9 +281,11 @@ def task_instance_history(conn: Connection, dag_id: str, run_id: str, task_id: s
 
 
 def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str,
-                 map_index: int = -1) -> s.XComCollection:
+                 map_index: int = -1, cipher: Any = None) -> s.XComCollection:
+    """``cipher`` reads what the tries registered for masking (None: every value hidden)."""
     _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
-    entries = [s.XComEntry(key=r.key, value=r.value, timestamp=r.created_at)
+    shown = redactor_for_task_instance(conn, row.id, cipher)  # secrets are shown as ***
+    entries = [s.XComEntry(key=r.key, value=shown(r.value), timestamp=r.created_at)
                for r in xcom_repo.entries(conn, row.dag_run_id, task_id, row.map_index)]
     return s.XComCollection(xcom_entries=entries, total_entries=len(entries))
 

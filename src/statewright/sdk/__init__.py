@@ -8,16 +8,20 @@ Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, `
 ``TriggerRule``; ``get_current_context``; ``Param``, ``ParamsDict`` and ``ParamValidationError``
 (params with a JSON Schema); ``macros`` (Airflow's template macros) and ``literal`` (a value
 a template field passes on unrendered); ``TaskGroup`` and ``@task_group``; ``Label`` (edge
-labels); ``PokeReturnValue`` (what a sensor's poke, or ``@task.sensor``, may return). Running a
-task lives in ``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
+labels); ``PokeReturnValue`` (what a sensor's poke, or ``@task.sensor``, may return);
+``BaseHook``, ``Connection``, ``Variable`` and ``mask_secret`` (connections, variables and
+secrets). Running a task lives in
+``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
 """
 
 from __future__ import annotations
 
 from statewright.core.trigger_rules import TriggerRule
 from statewright.sdk import macros
+from statewright.sdk.basehook import BaseHook
 from statewright.sdk.baseoperator import BaseOperator, chain, cross_downstream
 from statewright.sdk.branch import BaseBranchOperator
+from statewright.sdk.connection import Connection
 from statewright.sdk.context import Context, get_current_context
 from statewright.sdk.dag import DAG, dag
 from statewright.sdk.decorators import setup, task, teardown
@@ -29,6 +33,7 @@ from statewright.sdk.exceptions import (
     SkipTask,
     TaskTimeout,
 )
+from statewright.sdk.masking import mask_secret
 from statewright.sdk.operators import (
     BashOperator,
     BranchPythonOperator,
@@ -40,6 +45,7 @@ from statewright.sdk.params import Param, ParamsDict, ParamValidationError
 from statewright.sdk.sensors.base import PokeReturnValue
 from statewright.sdk.taskgroup import TaskGroup, task_group
 from statewright.sdk.templating import literal
+from statewright.sdk.variables import Variable
 from statewright.sdk.xcom_arg import XComArg
 
 __all__ = [
@@ -47,9 +53,11 @@ __all__ = [
     "AirflowFailException",
     "AirflowSkipException",
     "BaseBranchOperator",
+    "BaseHook",
     "BaseOperator",
     "BashOperator",
     "BranchPythonOperator",
+    "Connection",
     "Context",
     "EdgeModifier",
     "EmptyOperator",
@@ -65,6 +73,7 @@ __all__ = [
     "TaskGroup",
     "TaskTimeout",
     "TriggerRule",
+    "Variable",
     "XComArg",
     "chain",
     "cross_downstream",
@@ -72,6 +81,7 @@ __all__ = [
     "get_current_context",
     "literal",
     "macros",
+    "mask_secret",
     "setup",
     "task",
     "task_group",

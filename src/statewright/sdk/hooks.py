@@ -6,6 +6,10 @@
 task's process, for the transitions its try takes (into ``running``, and the state the try ends
 in), and receive one argument: the task's context with ``previous_state``,
 ``previous_state_name``, ``state``, ``state_name`` and ``exception`` added.
+
+Hooks in Airflow's other sense — clients of external systems made from a connection — are here
+too: ``BaseHook`` (``get_connection``) and ``HttpHook``; the SQL hooks are in
+``statewright.providers.common.sql``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from typing import Any
 from statewright.core.errors import DagDefinitionError
 from statewright.core.states import StateName, TaskInstanceState
 from statewright.sdk._validation import to_callback_list, to_timedelta
+from statewright.sdk.basehook import BaseHook
+from statewright.sdk.http_hook import HttpHook
+
+__all__ = ["STATE_HOOK_KEYS", "BaseHook", "HttpHook", "check_cache_args", "to_state_hooks"]
 
 STATE_HOOK_KEYS: frozenset[str] = frozenset(
     {s.value for s in TaskInstanceState} | {n.value for n in StateName}

@@ -28,6 +28,7 @@ from statewright.services.dag_runs import create_run
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.executors.inprocess import InProcessExecutor
 from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
+from statewright.services.secrets.store import using_database_store
 from statewright.services.triggerer.inprocess import run_deferred_triggers
 from statewright.services.worker.dag_callbacks import run_pending_in_process
 from statewright.services.worker.deferral import dag_test_cipher
@@ -91,6 +92,7 @@ def run_dag_test(
     keys = contextlib.ExitStack()
     try:
         keys.enter_context(dag_test_cipher(temporary=tmp is not None))
+        keys.enter_context(using_database_store(engine))  # triggers read connections here
         migrate(engine)
         serialized = dag.serialize()
         now = clock()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from statewright.api.routers import dag_runs, dags, monitor, task_instances, templating
+from statewright.api.routers import dag_runs, dags, monitor, secrets, task_instances, templating
 
 ROUTERS = (dags.router, dag_runs.router, task_instances.router, monitor.router,
-           templating.router)
+           templating.router, secrets.router)
 
 __all__ = ["ROUTERS"]

@@ -13,7 +13,10 @@ from fastapi.responses import PlainTextResponse
 
 from statewright.api import controls, reads
 from statewright.api import schemas as s
-from statewright.api.deps import reading, settings_of
+from statewright.api.deps import engine_of, reading, settings_of
+from statewright.api.routers.secrets import cipher_of
+from statewright.core.errors import StatewrightError
+from statewright.services.secrets.admin import register_stored_secrets
 
 router = APIRouter(tags=["Task instances"])
 _TI = "/dags/{dag_id}/dagRuns/{run_id}/taskInstances"
@@ -77,8 +80,14 @@ def mapped_xcom_entries(request: Request, dag_id: str, run_id: str, task_id: str
                         map_index: _MI) -> s.XComCollection:
     """What the task instance stored: its return value (key ``return_value``) and the values
     it pushed under keys of its own (``ti.xcom_push``)."""
+    try:
+        cipher = cipher_of(request)  # to read the stored secrets: they are shown masked
+    except StatewrightError:
+        cipher = None  # without a key every value of the task instance is hidden
+    if cipher is not None:
+        register_stored_secrets(engine_of(request), cipher)
     with reading(request) as conn:
-        return reads.xcom_entries(conn, dag_id, run_id, task_id, map_index)
+        return reads.xcom_entries(conn, dag_id, run_id, task_id, map_index, cipher=cipher)
 
 
 @router.get(_ONE + "/xcomEntries", response_model=s.XComCollection)

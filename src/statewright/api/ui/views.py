@@ -107,3 +107,9 @@ def import_errors_page(request: Request) -> Response:
         errors = reads.list_import_errors(conn, limit=1000, offset=0)
     return _page(request, "import_errors.html", title="Import errors · statewright",
                  page="import_errors", errors=errors)
+
+
+# The admin pages of connections and variables.
+from statewright.api.ui.admin_views import router as _admin_router  # noqa: E402
+
+router.include_router(_admin_router)

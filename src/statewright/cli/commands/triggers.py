@@ -15,12 +15,14 @@ from statewright.core.clock import utcnow
 
 def build_triggerer(app: Any, capacity: int | None = None) -> Any:
     """A ``TriggererJob`` from the settings; a missing or wrong Fernet key is an error here."""
+    from statewright.services.secrets.store import install_database_store
     from statewright.services.triggerer import TriggererConfig, TriggererJob
     from statewright.services.worker.deferral import install_cipher, load_cipher
 
     s = app.settings
     cipher = load_cipher(s)
     install_cipher(cipher)
+    install_database_store(app.engine)  # triggers with a conn_id read the database
     config = TriggererConfig(
         capacity=capacity or s.triggerer_capacity,
         heartbeat_seconds=s.heartbeat_seconds,

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from statewright.sdk.http_hook import HttpHook, url_join
 from statewright.sdk.triggers.base import BaseTrigger, TriggerEvent, classpath_of
 
 __all__ = ["MAX_BODY_BYTES", "HttpTrigger"]
@@ -32,13 +33,16 @@ class HttpTrigger(BaseTrigger):
     at once. Any other status, a connection error or a timeout (``timeout_seconds`` per
     request) is logged and the polling goes on; the task's deferral timeout bounds the wait.
 
+    With ``http_conn_id`` the URL is ``endpoint`` (or ``url``) under the connection's base URL,
+    with its headers and basic auth (``HttpHook``), read in the triggerer when the trigger runs.
+
     ``data`` is sent as the request body: a dict as form fields, a string as is. Headers and
     data are stored encrypted with the trigger, so they may carry credentials.
     """
 
     def __init__(
         self,
-        url: str,
+        url: str | None = None,
         method: str = "GET",
         headers: dict[str, str] | None = None,
         data: str | dict[str, str] | None = None,
@@ -46,10 +50,19 @@ class HttpTrigger(BaseTrigger):
         fail_on_status: list[int] | None = None,
         poke_interval: float = 5.0,
         timeout_seconds: float = 30,
+        *,
+        endpoint: str | None = None,
+        http_conn_id: str | None = None,
     ) -> None:
         super().__init__()
-        if urlsplit(str(url)).scheme not in ("http", "https") or not urlsplit(str(url)).netloc:
-            raise ValueError(f"HttpTrigger: url must be an http:// or https:// URL, got {url!r}")
+        self.endpoint = endpoint
+        self.http_conn_id = http_conn_id
+        if http_conn_id is None and endpoint is not None and url is not None:
+            url, self.endpoint = url_join(url, endpoint), None
+        parts = urlsplit(str(url))
+        if http_conn_id is None and (parts.scheme not in ("http", "https") or not parts.netloc):
+            raise ValueError(f"HttpTrigger: url must be an http:// or https:// URL, got {url!r} "
+                             "(or give http_conn_id)")
         if str(method).upper() not in _METHODS:
             raise ValueError(
                 f"HttpTrigger: method {method!r} is not one of {', '.join(sorted(_METHODS))}"
@@ -60,7 +73,7 @@ class HttpTrigger(BaseTrigger):
             raise ValueError(
                 f"HttpTrigger: timeout_seconds must be > 0 seconds, got {timeout_seconds}"
             )
-        self.url = str(url)
+        self.url = None if url is None else str(url)
         self.method = str(method).upper()
         self.headers = dict(headers) if headers else None
         self.data = data
@@ -76,6 +89,8 @@ class HttpTrigger(BaseTrigger):
             classpath_of(self),
             {
                 "url": self.url,
+                "endpoint": self.endpoint,
+                "http_conn_id": self.http_conn_id,
                 "method": self.method,
                 "headers": self.headers,
                 "data": self.data,
@@ -98,7 +113,14 @@ class HttpTrigger(BaseTrigger):
         elif self.data is not None:
             body_args["content"] = str(self.data)
         attempt = 0
-        async with httpx.AsyncClient(timeout=self.timeout_seconds, follow_redirects=True) as client:
+        auth = None
+        if self.http_conn_id is not None:
+            target = await asyncio.to_thread(
+                HttpHook(self.method, http_conn_id=self.http_conn_id).target,
+                self.endpoint or self.url, self.headers)
+            self.url, self.headers, auth = target.url, target.headers, target.auth
+        async with httpx.AsyncClient(timeout=self.timeout_seconds, follow_redirects=True,
+                                     auth=auth) as client:
             while True:
                 attempt += 1
                 event = await self._poll_once(client, attempt, body_args)

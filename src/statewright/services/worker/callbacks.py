@@ -179,7 +179,12 @@ def _fire(task: Any, context: Any, errors: list[str], state: TaskInstanceState, 
 
 
 def answer(engine: Engine, request: Any, *, now: datetime) -> Any:
-    """Answer a task process's question (cache lookup, try state) from the database."""
+    """Answer a task process's question (cache lookup, try state, a connection or a
+    variable) from the database."""
+    from statewright.services.secrets import relay
+
+    if isinstance(request, relay.SecretRequest):
+        return relay.answer(engine, request)
     with engine.connect() as conn:
         if isinstance(request, caching.CacheLookup):
             return caching.lookup(conn, request, now)

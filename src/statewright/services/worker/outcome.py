@@ -127,6 +127,7 @@ def _after_apply(conn: Connection, results: Sequence[TryResult],
     """Cleared or cancelled tries that reported anyway end their stop (restarting -> none,
     shutdown -> failed); results are cached; hook errors and notes go to the history."""
     from statewright.services.controls.stopped import settle_stopped_tries
+    from statewright.services.secrets.masks import store_masks
     from statewright.services.worker import caching, callbacks
 
     lost = [(r.ti_id, r.try_number) for r in results if r.ti_id not in reached]
@@ -144,6 +145,7 @@ def _after_apply(conn: Connection, results: Sequence[TryResult],
     caching.store_results(conn, results, reached, now)
     record_rendered_fields(conn, [r for r in results if r.ti_id in reached], now)
     callbacks.record_reports(conn, results, reached, now=now, actor=actor)
+    store_masks(conn, results, now=now)
 
 
 def _target(r: TryResult, views: DagViewCache, hashes: dict[str, str], conn: Connection,

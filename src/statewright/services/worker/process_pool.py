@@ -46,6 +46,7 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.tables import task_instance
 from statewright.services.controls.stopped import settle_stopped_tries
 from statewright.services.dag_view import DagViewCache
+from statewright.services.secrets.relay import SecretRequest
 from statewright.services.worker.caching import CacheLookup
 from statewright.services.worker.callbacks import TryStateQuery
 from statewright.services.worker.callbacks import answer as answer_request
@@ -280,7 +281,7 @@ class TaskProcessPool:
                 result: TryResult = c.conn.recv()
             except (EOFError, OSError):
                 result = None  # type: ignore[assignment]
-            if isinstance(result, (CacheLookup, TryStateQuery)):
+            if isinstance(result, (CacheLookup, TryStateQuery, SecretRequest)):
                 self._answer(c, result)
                 return None
             if result is not None:

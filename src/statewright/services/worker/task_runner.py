@@ -19,8 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from statewright.sdk import runtime
+from statewright.sdk import masking, runtime, secrets
 from statewright.sdk.loader import load_dag_file
+from statewright.services.secrets.masks import EXTRA_MASKS
+from statewright.services.secrets.relay import RelayStore
 from statewright.services.worker import callbacks
 from statewright.services.worker.outcome import FAILED, TryResult
 from statewright.services.worker.workload import Workload
@@ -66,18 +68,21 @@ def task_log(path: str | None, echo: bool = False) -> Iterator[None]:
         yield
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
+    with open(path, "a", encoding="utf-8") as raw:
+        fh = masking.RedactingStream(raw)  # secrets are masked before they reach the file
         handler = logging.StreamHandler(fh)
         handler.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)s %(name)s: %(message)s"))
         root = logging.getLogger()
         root.addHandler(handler)
         old_level = root.level
         root.setLevel(logging.INFO)
-        out: Any = _Tee(fh, sys.__stdout__) if echo else fh
+        out: Any = masking.RedactingStream(_Tee(raw, sys.__stdout__)) if echo else fh
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
                 yield
         finally:
+            out.flush()
+            fh.flush()
             root.removeHandler(handler)
             root.setLevel(old_level)
 
@@ -96,7 +101,8 @@ def run_workload(
     base = dict(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id, run_id=w.run_id,
                 task_id=w.task_id, dag_run_id=w.dag_run_id, hostname=HOSTNAME, pid=os.getpid(),
                 log_path=w.log_path, start_date=started, map_index=w.map_index)
-    with task_log(w.log_path, echo=echo):
+    masking.reset_masks()  # what this try registers is stored with its outcome
+    with task_log(w.log_path, echo=echo), relayed_secrets(ask):
         log = logging.getLogger("statewright.task")
         log.info("starting %s.%s run %s try %s", w.dag_id, w.task_id, w.run_id, w.try_number)
         try:
@@ -122,10 +128,26 @@ def run_workload(
         context["ti"].poke_count = getattr(w, "poke_count", 0)
         outcome = callbacks.run_try(task, context, w, _execute, ask)
         log.info("finished: %s%s", outcome.kind, f" ({outcome.error})" if outcome.error else "")
+    extra = dict(getattr(outcome, "extra", None) or {})
+    if masking.registered_count():
+        extra[EXTRA_MASKS] = masking.registered_values()
     return TryResult(**base, kind=outcome.kind, return_value=outcome.return_value,
                      skip_task_ids=list(outcome.skip_task_ids), error=outcome.error,
-                     traceback=outcome.traceback,
-                     extra=dict(getattr(outcome, "extra", None) or {}))
+                     traceback=outcome.traceback, extra=extra)
+
+
+@contextlib.contextmanager
+def relayed_secrets(ask: Callable[[Any], Any] | None) -> Iterator[None]:
+    """Connections and variables the task reads come from its worker (``ask``)."""
+    if ask is None:
+        yield
+        return
+    previous = secrets.installed_store()
+    secrets.install_store(RelayStore(ask))
+    try:
+        yield
+    finally:
+        secrets.install_store(previous)
 
 
 def _execute(task: Any, context: Any, w: Workload) -> Any:

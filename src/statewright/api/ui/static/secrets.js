@@ -1,0 +1,71 @@
+// The connections and variables admin pages: save and delete through the REST API.
+// Errors are shown as text (textContent), never as HTML.
+(function () {
+  "use strict";
+
+  async function send(method, url, body) {
+    const response = await fetch(url, {
+      method: method,
+      headers: { "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) {
+      let detail = response.status + " " + response.statusText;
+      try { detail = (await response.json()).detail || detail; } catch (e) { /* not JSON */ }
+      throw new Error(detail);
+    }
+    return response;
+  }
+
+  function fields(form) {
+    const out = {};
+    new FormData(form).forEach(function (value, name) {
+      if (value !== "") out[name] = value;
+    });
+    return out;
+  }
+
+  function wire(formId, save) {
+    const form = document.getElementById(formId);
+    if (!form) return;
+    const error = form.querySelector(".form-error");
+    form.addEventListener("submit", async function (event) {
+      event.preventDefault();
+      error.textContent = "";
+      try {
+        await save(fields(form));
+        window.location.reload();
+      } catch (e) {
+        error.textContent = e.message;
+      }
+    });
+  }
+
+  wire("connection-form", async function (data) {
+    if (data.port) data.port = Number(data.port);
+    const id = encodeURIComponent(data.connection_id);
+    const exists = document.querySelector('tr[data-id="' + CSS.escape(data.connection_id) + '"]');
+    if (exists) {
+      data.password = data.password || null;
+      await send("PATCH", "/api/v1/connections/" + id, data);
+    } else {
+      await send("POST", "/api/v1/connections", data);
+    }
+  });
+  wire("variable-form", function (data) { return send("POST", "/api/v1/variables", data); });
+
+  document.addEventListener("click", async function (event) {
+    const button = event.target.closest(".delete-connection, .delete-variable");
+    if (!button) return;
+    const isConn = button.classList.contains("delete-connection");
+    const name = isConn ? button.dataset.id : button.dataset.key;
+    if (!window.confirm("Delete " + name + "?")) return;
+    try {
+      await send("DELETE", (isConn ? "/api/v1/connections/" : "/api/v1/variables/") +
+                 encodeURIComponent(name));
+      window.location.reload();
+    } catch (e) {
+      window.alert(e.message);
+    }
+  });
+})();

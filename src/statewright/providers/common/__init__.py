@@ -1,0 +1,1 @@
+"""Airflow's common-sql provider: ``DbApiHook`` and the SQL operators and sensor."""

@@ -1,0 +1,1 @@
+"""``DbApiHook`` (``hooks.sql``)."""

@@ -1,0 +1,1 @@
+"""The SQL operators (``operators.sql``)."""

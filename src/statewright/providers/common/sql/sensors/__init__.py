@@ -1,0 +1,1 @@
+"""``SqlSensor`` (``sensors.sql``)."""

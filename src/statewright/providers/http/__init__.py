@@ -1,0 +1,1 @@
+"""Airflow's http provider: ``HttpHook``."""

@@ -1,0 +1,1 @@
+"""``HttpHook`` (``hooks.http``)."""
