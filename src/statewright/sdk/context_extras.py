@@ -1,5 +1,6 @@
-"""What the templating issue adds to a task's context: params with Param semantics, Airflow's
-``macros``, the ``prev_*_success`` values, and entries computed on first use (``lazy``).
+"""What templating adds to a task's context: params with Param semantics, Airflow's ``macros``,
+``var`` and ``conn`` (variables and connections, read when a template or a task first asks for
+one), the ``prev_*_success`` values, and entries computed on first use (``lazy``).
 
 ``lazy`` is where context entries backed by services plug in with one line each (for example
 ``lazy={"var": make_variable_accessor}``): each becomes a proxy that calls its factory the first
@@ -16,6 +17,7 @@ from lazy_object_proxy import Proxy
 
 from statewright.sdk import macros
 from statewright.sdk.params import NOTSET, ParamsDict, conf_overrides_params
+from statewright.sdk.variables import template_accessors
 
 if TYPE_CHECKING:
     from statewright.sdk.baseoperator import BaseOperator
@@ -46,7 +48,7 @@ def context_additions(*, lazy: Mapping[str, Callable[[], Any]] | None,
                       prev: Mapping[str, datetime | None] | None) -> dict[str, Any]:
     """``macros``, the ``prev_*_success`` keys (None when there was no successful run before)
     and the lazily computed entries."""
-    out: dict[str, Any] = {"macros": macros}
+    out: dict[str, Any] = {"macros": macros, **template_accessors()}  # var, conn: read on use
     out.update({key: (prev or {}).get(key) for key in PREV_KEYS})
     for key, factory in (lazy or {}).items():
         out[key] = Proxy(factory)

@@ -28,6 +28,7 @@ import jinja2.nativetypes
 import jinja2.sandbox
 
 from statewright.core.errors import DagDefinitionError
+from statewright.sdk import masking
 from statewright.sdk.xcom_arg import DagParam, XComArg, iter_leaves
 
 if TYPE_CHECKING:
@@ -319,9 +320,10 @@ class Templater:
 def redact_rendered(value: Any) -> Any:
     """The one place every rendered value passes before it is stored or shown.
 
-    Secret masking plugs in here; today it returns ``value`` unchanged.
+    Registered secrets (connection passwords, sensitive variables, ``mask_secret`` values) are
+    replaced by ``***``, and so is every value under a sensitive key.
     """
-    return value
+    return masking.redact(value)
 
 
 def _plain(value: Any) -> Any:
@@ -343,7 +345,7 @@ def _plain(value: Any) -> Any:
 
 def rendered_for_storage(value: Any) -> Any:
     """``value`` as plain JSON data (other objects as their text), through the redaction."""
-    plain = _plain(redact_rendered(value))
+    plain = redact_rendered(_plain(value))
     json.dumps(plain)  # always succeeds: everything above is plain data
     return plain
 
