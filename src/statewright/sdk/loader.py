@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import re
 import sys
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from statewright.sdk import _dag_context
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.dag import DAG
 
-__all__ = ["LoadResult", "get_task", "load_dag_file", "module_name_for"]
+__all__ = ["LoadResult", "dag_code_imports", "get_task", "load_dag_file", "module_name_for"]
 
 _LOADER_FILE = str(Path(__file__).resolve())
 
@@ -57,7 +58,8 @@ def load_dag_file(path: str | Path) -> LoadResult:
     sys.modules[name] = module
     with _dag_context.collecting_dags() as collected, _on_sys_path(str(path.parent)):
         try:
-            spec.loader.exec_module(module)
+            with dag_code_imports():
+                spec.loader.exec_module(module)
         except (Exception, SystemExit) as exc:
             sys.modules.pop(name, None)
             return LoadResult(error=_format_import_error(exc))
@@ -80,6 +82,16 @@ def load_dag_file(path: str | Path) -> LoadResult:
             return LoadResult(error=f"DagDefinitionError: {exc}")
         dags[found.dag_id] = found
     return LoadResult(dags=dags)
+
+
+def dag_code_imports() -> AbstractContextManager[None]:
+    """While DAG code runs: with ``STATEWRIGHT_AIRFLOW_COMPAT`` on, Airflow's module names
+    resolve to statewright's objects (``statewright.compat.airflow``, imported only then)."""
+    if not os.environ.get("STATEWRIGHT_AIRFLOW_COMPAT"):
+        return nullcontext()
+    from statewright.compat import airflow as compat
+
+    return compat.activated() if compat.enabled() else nullcontext()
 
 
 def get_task(dag: DAG, task_id: str) -> BaseOperator:
@@ -109,4 +121,8 @@ def _format_import_error(exc: BaseException) -> str:
     lines = ["Traceback (most recent call last):\n"]
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(exc)
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "airflow":
+        lines.append("This file is written for Airflow: with STATEWRIGHT_AIRFLOW_COMPAT=true "
+                     "statewright loads it through its Airflow compatibility layer, and "
+                     "`statewright dags check --airflow PATH` says whether it would load.\n")
     return "".join(lines)

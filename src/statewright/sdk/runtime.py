@@ -27,6 +27,7 @@ from statewright.sdk.exceptions import (
     TaskDeferred,
     TaskTimeout,
 )
+from statewright.sdk.loader import dag_code_imports
 from statewright.sdk.xcom_arg import has_references, resolve_references
 
 __all__ = ["OutcomeKind", "TaskOutcome", "build_context", "execute_task", "resume_task"]
@@ -103,7 +104,8 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
 def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti = context["ti"]
     try:
-        with current_context(context), _resolved_inputs(task, context), _timeout(task):
+        with dag_code_imports(), current_context(context), _resolved_inputs(task, context), \
+                _timeout(task):
             value = call()
         return _success(task, ti, value)
     except TaskDeferred as exc:
