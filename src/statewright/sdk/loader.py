@@ -24,7 +24,14 @@ from statewright.sdk import _dag_context
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.dag import DAG
 
-__all__ = ["LoadResult", "dag_code_imports", "get_task", "load_dag_file", "module_name_for"]
+__all__ = [
+    "LoadResult",
+    "dag_code_imports",
+    "get_task",
+    "list_dag_files",
+    "load_dag_file",
+    "module_name_for",
+]
 
 _LOADER_FILE = str(Path(__file__).resolve())
 
@@ -42,6 +49,19 @@ def module_name_for(path: Path) -> str:
     digest = hashlib.sha1(str(path).encode("utf-8")).hexdigest()[:16]
     stem = re.sub(r"\W", "_", path.stem)
     return f"statewright_dag_{digest}_{stem}"
+
+
+def list_dag_files(folder: Path) -> list[Path]:
+    """The DAG files below ``folder``, sorted: ``*.py`` files, except names starting with ``_``
+    or ``.``, and folders starting with ``.`` or ``__pycache__``."""
+    if not folder.is_dir():
+        return []
+    out = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__")))
+        out += [Path(root) / n for n in names
+                if n.endswith(".py") and not n.startswith(("_", "."))]
+    return sorted(out)
 
 
 def load_dag_file(path: str | Path) -> LoadResult:
@@ -121,7 +141,7 @@ def _format_import_error(exc: BaseException) -> str:
     lines = ["Traceback (most recent call last):\n"]
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(exc)
-    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "airflow":
+    if type(exc) is ModuleNotFoundError and (exc.name or "").split(".")[0] == "airflow":
         lines.append("This file is written for Airflow: with STATEWRIGHT_AIRFLOW_COMPAT=true "
                      "statewright loads it through its Airflow compatibility layer, and "
                      "`statewright dags check --airflow PATH` says whether it would load.\n")

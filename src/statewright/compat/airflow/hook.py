@@ -50,7 +50,7 @@ class AirflowAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if not is_airflow_module(fullname):
             return None
         if not known_module(fullname):
-            raise AirflowModuleMissing(fullname)
+            raise AirflowModuleMissing(_requested(fullname))
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
@@ -61,6 +61,21 @@ class AirflowAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         """Nothing to run: names are resolved when they are asked for."""
+
+
+def _requested(fullname: str) -> str:
+    """The module the import statement asked for: ``import airflow.providers.x.y`` reaches the
+    finder first with its parent ``airflow.providers.x``; the full name is a local of the import
+    machinery's frames above (for the error message only)."""
+    best = fullname
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            name = frame.f_locals.get("name")
+            if isinstance(name, str) and name.startswith(fullname + ".") and len(name) > len(best):
+                best = name
+        frame = frame.f_back  # type: ignore[assignment]
+    return best
 
 
 FINDER = AirflowAliasFinder()
