@@ -29,7 +29,7 @@ def write(tmp_path: Path, name: str, source: str) -> Path:
 
 
 def test_airflow_names_are_statewrights_objects(layer: None) -> None:
-    from airflow import DAG as airflow2_dag  # noqa: N811
+    from airflow import DAG as airflow2_dag
     from airflow.exceptions import AirflowSkipException
     from airflow.models.baseoperator import BaseOperator
     from airflow.providers.standard.operators.empty import EmptyOperator

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from statewright.core.errors import StatewrightError
 
 if TYPE_CHECKING:
     from statewright.cli.app import App
+    from statewright.compat.airflow.check import CheckReport
 
 
 def register(cli: click.Group) -> None:
@@ -43,28 +45,30 @@ def dags_check(path: Path, airflow: bool, output: str) -> None:
     if output == "json":
         click.echo(json.dumps(report.as_dict(), indent=1))
     else:
-        _print_check(report)
+        _print_check(report, path)
     if report.loading < len(report.files):
         sys.exit(1)
 
 
-def _print_check(report: object) -> None:
-    from statewright.compat.airflow.check import CheckReport
+def _print_check(report: CheckReport, root: Path) -> None:
+    def shown(path: str) -> str:
+        return escape(os.path.relpath(path, root) if root.is_dir() else path)
 
-    assert isinstance(report, CheckReport)
     table = Table("file", "loads", "DAGs (tasks)", "statewright lacks", "features")
+    for column in table.columns:
+        column.overflow = "fold"
     for f in report.files:
         dags = ", ".join(f"{d} ({n})" for d, n in f.dags.items())
         loads = "[green]yes[/]" if f.loads else "[red]no[/]"
-        table.add_row(escape(f.path), loads, escape(dags), escape("\n".join(f.missing)),
+        table.add_row(shown(f.path), loads, escape(dags), escape("\n".join(f.missing)),
                       escape(", ".join(f.features)))
     console.print(table)
     for f in report.files:
         if f.error and not f.missing:
             last = f.error.strip().splitlines()[-1] if f.error.strip() else f.error
-            console.print(f"[red]{escape(f.path)}[/]: {escape(last)}", soft_wrap=True)
+            console.print(f"[red]{shown(f.path)}[/]: {escape(last)}", soft_wrap=True)
         for note in f.notes:
-            console.print(f"[yellow]{escape(f.path)}[/]: {escape(note)}", soft_wrap=True)
+            console.print(f"[yellow]{shown(f.path)}[/]: {escape(note)}", soft_wrap=True)
     console.print(report.summary)
 
 
