@@ -189,6 +189,5 @@ CALL_FEATURES: dict[str, str] = {
     "external_python": "virtualenv tasks",
     "docker": "container tasks",
     "kubernetes": "container tasks",
-    "test": "dag.test()",
 }
 """A method or decorator attribute a file uses (``x.expand(...)``, ``@task.branch``) → feature."""

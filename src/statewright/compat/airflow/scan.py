@@ -9,6 +9,9 @@ from statewright.compat.airflow.hook import is_airflow_module
 from statewright.compat.airflow.names import CALL_FEATURES, FEATURES, known_module
 from statewright.compat.airflow.resolver import has
 
+_NOT_TASKS = frozenset({"functools", "os", "re", "sys"})
+"""Modules whose attributes share a name with a task feature (``functools.partial``)."""
+
 
 @dataclass
 class SourceScan:
@@ -49,7 +52,8 @@ def scan_source(source: str, filename: str = "<dag file>") -> SourceScan:
             for alias in node.names:
                 _imported(scan, alias.name, None)
         elif isinstance(node, ast.Attribute) and node.attr in CALL_FEATURES:
-            scan.features.add(CALL_FEATURES[node.attr])
+            if not (isinstance(node.value, ast.Name) and node.value.id in _NOT_TASKS):
+                scan.features.add(CALL_FEATURES[node.attr])
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if "{{" in node.value and "}}" in node.value:
                 scan.features.add("Jinja templating")
