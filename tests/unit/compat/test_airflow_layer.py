@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -218,3 +220,37 @@ def test_airflow_imports_inside_a_task_body_work_when_it_runs(
     run = result.dags["inner"].test(logical_date=datetime(2025, 1, 6, tzinfo=UTC))
     assert run.states == {"which_date": "success"}
     assert run.ti("which_date").return_value == "2025-01-06"
+
+
+def test_star_import_gives_the_public_names(layer: None) -> None:
+    names: dict[str, object] = {}
+    exec("from airflow.sdk import *", names)
+    assert names["DAG"] is statewright.sdk.DAG and names["task"] is statewright.sdk.task
+    exceptions: dict[str, object] = {}
+    exec("from airflow.exceptions import *", exceptions)
+    assert "AirflowSkipException" in exceptions and "AirflowException" in exceptions
+    import airflow.sdk
+
+    assert "DAG" in dir(airflow.sdk)
+
+
+def test_a_dag_file_runs_as_a_script_with_its_own_dag_test(tmp_path: Path) -> None:
+    path = write(tmp_path, "script.py", """
+        import sys
+        from airflow.sdk import DAG, task
+        with DAG("script", schedule=None) as dag:
+            @task
+            def one():
+                return 1
+            one()
+        if __name__ == "__main__":
+            print("ran", dag.test().state.value, sys.argv[1:])
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "STATEWRIGHT_AIRFLOW_COMPAT"}
+    done = subprocess.run([sys.executable, "-m", "statewright.compat.airflow", str(path), "x"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "ran success ['x']" in done.stdout
+    usage = subprocess.run([sys.executable, "-m", "statewright.compat.airflow"],
+                           capture_output=True, text=True, timeout=60, env=env)
+    assert usage.returncode == 2 and "python -m statewright.compat.airflow FILE" in usage.stderr

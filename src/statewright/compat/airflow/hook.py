@@ -21,7 +21,7 @@ from typing import Any
 
 from statewright.compat.airflow.errors import AirflowModuleMissing
 from statewright.compat.airflow.names import known_module
-from statewright.compat.airflow.resolver import resolve
+from statewright.compat.airflow.resolver import resolve, star_names
 
 ROOT = "airflow"
 
@@ -34,11 +34,16 @@ class AliasModule(ModuleType):
     """An Airflow module whose attributes are statewright's objects, resolved on first use."""
 
     def __getattr__(self, attribute: str) -> Any:
+        if attribute == "__all__":  # `from airflow.sdk import *`
+            return star_names(self.__name__)
         if attribute.startswith("_"):
             raise AttributeError(f"module {self.__name__!r} has no attribute {attribute!r}")
         value = resolve(self.__name__, attribute)
         setattr(self, attribute, value)  # resolved once
         return value
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *star_names(self.__name__)})
 
 
 class AirflowAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

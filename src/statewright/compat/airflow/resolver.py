@@ -42,6 +42,22 @@ def lookup(module: str, attribute: str) -> Any:
     return _public_names().get(attribute, _MISSING)
 
 
+def star_names(module: str) -> list[str]:
+    """What ``from <module> import *`` gives: the public names of the statewright modules listed
+    for it (their ``__all__``), with the renames into it."""
+    names: dict[str, None] = {}
+    for where in MODULES.get(module, ()):
+        loaded = _import(where)
+        for name in getattr(loaded, "__all__", ()):
+            if not isinstance(getattr(loaded, name, None), ModuleType):
+                names[name] = None
+    prefix = module + "."
+    for airflow_name in RENAMES:
+        if airflow_name.startswith(prefix) and "." not in airflow_name[len(prefix):]:
+            names[airflow_name[len(prefix):]] = None
+    return list(names)
+
+
 def _import(name: str) -> ModuleType | None:
     """The statewright module ``name``, or None while it does not exist (a later version may
     add it)."""
