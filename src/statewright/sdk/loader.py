@@ -34,6 +34,9 @@ __all__ = [
 ]
 
 _LOADER_FILE = str(Path(__file__).resolve())
+_COMPAT_FOLDER = str(Path(__file__).resolve().parent.parent / "compat") + os.sep
+"""Frames of the Airflow layer's import hook are left out of a file's import error, as the
+import machinery's are."""
 
 
 @dataclass
@@ -136,7 +139,8 @@ def _format_import_error(exc: BaseException) -> str:
     frames = [
         frame
         for frame in traceback.extract_tb(exc.__traceback__)
-        if frame.filename != _LOADER_FILE and not frame.filename.startswith("<frozen importlib")
+        if frame.filename != _LOADER_FILE
+        and not frame.filename.startswith(("<frozen importlib", _COMPAT_FOLDER))
     ]
     lines = ["Traceback (most recent call last):\n"]
     lines += traceback.format_list(frames)

@@ -114,3 +114,17 @@ def test_airflow_files_load_per_file_and_run_on_the_local_executor(
     assert states == {"today": "success", "pick": "success", "kept": "success",
                       "dropped": "skipped", "end": "success"}
     assert run.state == "success"
+
+
+def test_the_switch_reaches_an_import_server_started_without_it(
+        engine: Engine, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STATEWRIGHT_AIRFLOW_COMPAT")
+    DagProcessor(engine, folder, timeout=30.0).run_once()
+    with engine.connect() as conn:
+        assert [d.dag_id for d in dag_repo.list_dags(conn)] == ["native"]
+        off = {Path(e.filename).name: e.stacktrace for e in import_errors.list_all(conn)}
+    assert "STATEWRIGHT_AIRFLOW_COMPAT=true" in off["from_airflow.py"]
+    monkeypatch.setenv("STATEWRIGHT_AIRFLOW_COMPAT", "true")
+    DagProcessor(engine, folder, timeout=30.0).run_once(force=True)
+    with engine.connect() as conn:
+        assert sorted(d.dag_id for d in dag_repo.list_dags(conn)) == ["from_airflow", "native"]

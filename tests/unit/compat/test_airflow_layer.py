@@ -180,6 +180,7 @@ def test_a_missing_name_fails_only_its_file(
             EmptyOperator(task_id="e")
     """))
     assert bad.error and "AirflowNameMissing" in bad.error and "ObjectStoragePath" in bad.error
+    assert "bad.py" in bad.error and "compat/airflow" not in bad.error  # the file's frame only
     assert provider.error and "apache-airflow-providers-cncf-kubernetes" in provider.error
     assert good.error is None and list(good.dags) == ["good"]
 
