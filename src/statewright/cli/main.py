@@ -162,15 +162,22 @@ def dags_test(app: App, dag_id: str, conf: str | None) -> None:
 @dags.command("runs")
 @click.argument("dag_id", required=False)
 @click.option("--limit", default=20, show_default=True)
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
 @click.pass_obj
 @friendly
-def dags_runs(app: App, dag_id: str | None, limit: int) -> None:
+def dags_runs(app: App, dag_id: str | None, limit: int, output: str) -> None:
     """Recent DAG runs."""
     from statewright.db.repositories import runs as run_repo
 
     app.ensure_schema()
     with app.engine.connect() as conn:
         rows = run_repo.list_runs(conn, dag_id, limit)
+    if output == "json":
+        click.echo(json.dumps([{
+            "dag_id": r.dag_id, "run_id": r.run_id, "run_type": r.run_type, "state": r.state,
+            "state_name": r.state_name, **{k: _iso(getattr(r, k)) for k in _RUN_TIMES}}
+            for r in rows]))
+        return
     table = Table("dag_id", "run_id", "state", "name", "queued", "started", "ended")
     for r in rows:
         table.add_row(r.dag_id, r.run_id, r.state, r.state_name, _t(r.queued_at),
@@ -180,6 +187,13 @@ def dags_runs(app: App, dag_id: str | None, limit: int) -> None:
 
 def _t(v: Any) -> str:
     return v.strftime("%Y-%m-%d %H:%M:%S") if v else ""
+
+
+_RUN_TIMES = ("logical_date", "run_after", "queued_at", "start_date", "end_date")
+
+
+def _iso(v: Any) -> str | None:
+    return v.isoformat() if v else None
 
 
 # -- tasks -------------------------------------------------------------------------------------

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import re
 import sys
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,9 +24,19 @@ from statewright.sdk import _dag_context
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.dag import DAG
 
-__all__ = ["LoadResult", "get_task", "load_dag_file", "module_name_for"]
+__all__ = [
+    "LoadResult",
+    "dag_code_imports",
+    "get_task",
+    "list_dag_files",
+    "load_dag_file",
+    "module_name_for",
+]
 
 _LOADER_FILE = str(Path(__file__).resolve())
+_COMPAT_FOLDER = str(Path(__file__).resolve().parent.parent / "compat") + os.sep
+"""Frames of the Airflow layer's import hook are left out of a file's import error, as the
+import machinery's are."""
 
 
 @dataclass
@@ -43,6 +54,19 @@ def module_name_for(path: Path) -> str:
     return f"statewright_dag_{digest}_{stem}"
 
 
+def list_dag_files(folder: Path) -> list[Path]:
+    """The DAG files below ``folder``, sorted: ``*.py`` files, except names starting with ``_``
+    or ``.``, and folders starting with ``.`` or ``__pycache__``."""
+    if not folder.is_dir():
+        return []
+    out = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__")))
+        out += [Path(root) / n for n in names
+                if n.endswith(".py") and not n.startswith(("_", "."))]
+    return sorted(out)
+
+
 def load_dag_file(path: str | Path) -> LoadResult:
     """Import ``path`` and return every DAG it defines (or the error, and no DAGs)."""
     path = Path(path).resolve()
@@ -57,7 +81,8 @@ def load_dag_file(path: str | Path) -> LoadResult:
     sys.modules[name] = module
     with _dag_context.collecting_dags() as collected, _on_sys_path(str(path.parent)):
         try:
-            spec.loader.exec_module(module)
+            with dag_code_imports():
+                spec.loader.exec_module(module)
         except (Exception, SystemExit) as exc:
             sys.modules.pop(name, None)
             return LoadResult(error=_format_import_error(exc))
@@ -82,6 +107,16 @@ def load_dag_file(path: str | Path) -> LoadResult:
     return LoadResult(dags=dags)
 
 
+def dag_code_imports() -> AbstractContextManager[None]:
+    """While DAG code runs: with ``STATEWRIGHT_AIRFLOW_COMPAT`` on, Airflow's module names
+    resolve to statewright's objects (``statewright.compat.airflow``, imported only then)."""
+    if not os.environ.get("STATEWRIGHT_AIRFLOW_COMPAT"):
+        return nullcontext()
+    from statewright.compat import airflow as compat
+
+    return compat.activated() if compat.enabled() else nullcontext()
+
+
 def get_task(dag: DAG, task_id: str) -> BaseOperator:
     """The task ``task_id`` of ``dag``; DagDefinitionError naming the DAG's tasks when absent."""
     return dag.get_task(task_id)
@@ -104,9 +139,14 @@ def _format_import_error(exc: BaseException) -> str:
     frames = [
         frame
         for frame in traceback.extract_tb(exc.__traceback__)
-        if frame.filename != _LOADER_FILE and not frame.filename.startswith("<frozen importlib")
+        if frame.filename != _LOADER_FILE
+        and not frame.filename.startswith(("<frozen importlib", _COMPAT_FOLDER))
     ]
     lines = ["Traceback (most recent call last):\n"]
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(exc)
+    if type(exc) is ModuleNotFoundError and (exc.name or "").split(".")[0] == "airflow":
+        lines.append("This file is written for Airflow: with STATEWRIGHT_AIRFLOW_COMPAT=true "
+                     "statewright loads it through its Airflow compatibility layer, and "
+                     "`statewright dags check --airflow PATH` says whether it would load.\n")
     return "".join(lines)

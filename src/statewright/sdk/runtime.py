@@ -28,6 +28,7 @@ from statewright.sdk.exceptions import (
     TaskTimeout,
 )
 from statewright.sdk.expandinput import LazyXComSequence
+from statewright.sdk.loader import dag_code_imports
 from statewright.sdk.templating import rendering
 from statewright.sdk.xcom_arg import has_references, resolve_references
 
@@ -120,8 +121,9 @@ def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     try:
         if task.is_mapped:
             task = _unmap(task, context)
-        with current_context(context), rendering(task, context) as rendered, \
-                _resolved_inputs(task, context), _timeout(task):
+        with dag_code_imports(), current_context(context), \
+                rendering(task, context) as rendered, _resolved_inputs(task, context), \
+                _timeout(task):
             ti.rendered_fields = rendered
             value = call(task)
         return _success(task, ti, value)

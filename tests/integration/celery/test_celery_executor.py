@@ -425,3 +425,39 @@ def test_a_worker_killed_mid_try_leaves_a_zombie_the_scheduler_ends_and_no_try_r
     assert "zombie" in (crashed[0].message or "")
     assert history[-1] == (2, "success")
     assert d.tries_run() == ["long 1", "long 2"]
+
+
+AIRFLOW_FILE = '''
+from datetime import timedelta
+from airflow.sdk import DAG, task
+from airflow.providers.standard.operators.bash import BashOperator
+MARK_FUNCTION
+
+with DAG("celery_from_airflow", schedule=None):
+    @task(queue=QUEUE)
+    def which_run(**context):
+        mark(context)
+        from airflow.sdk import get_current_context  # imported while the task runs
+        return get_current_context()["run_id"]
+
+    which_run() >> BashOperator(task_id="echo", bash_command="echo hi", queue=QUEUE)
+'''
+
+
+@pytest.fixture
+def from_airflow(engine: Engine, broker_url: str, tmp_path: Path,
+                 monkeypatch: pytest.MonkeyPatch) -> Iterator[Deployment]:
+    monkeypatch.setenv("STATEWRIGHT_AIRFLOW_COMPAT", "true")  # the DAG processor's imports
+    yield from _deploy(engine, broker_url, tmp_path, AIRFLOW_FILE)
+
+
+def test_an_unedited_airflow_file_runs_on_a_celery_worker(from_airflow: Deployment) -> None:
+    d = from_airflow
+    d.start_worker(STATEWRIGHT_AIRFLOW_COMPAT="true")
+    run_id = _trigger(d.engine, "celery_from_airflow")
+    _wait(lambda: _run(d.engine, "celery_from_airflow", run_id).state in ("success", "failed"),
+          45, "the run to finish", d)
+    run = _run(d.engine, "celery_from_airflow", run_id)
+    assert {t: ti.state for t, ti in _tis(d.engine, run.id).items()} == {
+        "which_run": "success", "echo": "success"}, d.logs()
+    assert run.state == "success" and d.tries_run() == ["which_run 1"]

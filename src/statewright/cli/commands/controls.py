@@ -30,7 +30,8 @@ def register(cli: click.Group) -> None:
     runs = dags.commands.get("runs")
     if not isinstance(runs, click.Group):
         group = _RunsGroup("runs", help="DAG runs: list (the default), mark, cancel, pause, "
-                                        "resume. `dags runs [DAG_ID]` lists recent runs.")
+                                        "resume. `dags runs [DAG_ID] [-o json]` lists recent "
+                                        "runs.")
         if runs is not None:
             group.add_command(runs, name="list")
         dags.add_command(group)

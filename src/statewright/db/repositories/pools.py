@@ -121,3 +121,12 @@ def task_instances_in_pool(conn: Connection, name: str) -> int:
     return int(conn.execute(
         select(func.count()).where(ti.pool == name, ti.state.in_(_COUNTED))
     ).scalar_one())
+
+
+def import_pools(conn: Connection,
+                 pools: list[tuple[str, int, str | None, bool]]) -> int:
+    """Create or update each (name, slots, description, include_deferred); the number created.
+    The caller's transaction makes it all or nothing."""
+    return sum(set_pool(conn, name, slots, description=description,
+                        include_deferred=include_deferred)
+               for name, slots, description, include_deferred in pools)

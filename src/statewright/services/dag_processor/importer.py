@@ -258,11 +258,14 @@ class ImportServer:
         self._process: subprocess.Popen[bytes] | None = None
         self._send: Connection | None = None
         self._recv: Connection | None = None
+        self._started_with: tuple[str | None, ...] = ()
 
     def _ensure(self) -> tuple[Connection, Connection]:
         if self._process is None or self._process.poll() is not None \
-                or self._send is None or self._recv is None:
+                or self._send is None or self._recv is None \
+                or self._started_with != _switches():
             self._stop_process()
+            self._started_with = _switches()
             to_server_r, to_server_w = os.pipe()
             from_server_r, from_server_w = os.pipe()
             root = str(Path(__file__).resolve().parents[3])
@@ -325,6 +328,13 @@ class ImportServer:
 
 _LOST = ("The DAG import server stopped while it imported this file; it is imported again on "
          "the next pass.")
+def _switches() -> tuple[str | None, ...]:
+    """The environment that changes how files import: a server started without it is replaced
+    (the children inherit the server's environment, not the caller's)."""
+    return tuple(os.environ.get(name) for name in _SWITCHES)
+
+
+_SWITCHES = ("STATEWRIGHT_AIRFLOW_COMPAT",)
 _shared = ImportServer()
 atexit.register(_shared.close)
 

@@ -28,6 +28,7 @@ from statewright.core.clock import Clock, utcnow
 from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import dag_files, import_errors
 from statewright.db.repositories import dags as dag_repo
+from statewright.sdk.loader import list_dag_files
 from statewright.services.dag_processor.importer import ImportOutcome, import_files
 from statewright.services.dag_processor.sync import FileInput, FileSync, forget_removed_files
 
@@ -85,14 +86,7 @@ class DagProcessor:
 
     def files(self) -> list[Path]:
         """The DAG files of the folder, sorted."""
-        if not self.folder.is_dir():
-            return []
-        out = []
-        for root, dirs, names in os.walk(self.folder):
-            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__")))
-            out += [Path(root) / n for n in names
-                    if n.endswith(".py") and not n.startswith(("_", "."))]
-        return sorted(out)
+        return list_dag_files(self.folder)
 
     def run_once(self, *, force: bool = False) -> ProcessorStats:
         """One pass; ``force`` imports every file, changed or not."""
