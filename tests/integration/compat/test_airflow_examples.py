@@ -111,7 +111,8 @@ OUTSIDE: dict[str, str] = {
 
 
 def _all_files() -> set[str]:
-    return {str(p.relative_to(EXAMPLES)) for p in list_dag_files(EXAMPLES)}
+    return {str(p.relative_to(EXAMPLES))
+            for folder in ("core", "standard") for p in list_dag_files(EXAMPLES / folder)}
 
 
 def test_every_example_file_is_classified_once() -> None:
