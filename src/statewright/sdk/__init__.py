@@ -5,13 +5,22 @@ Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, `
 ``BaseOperator``, ``BaseBranchOperator`` and the built-in operators; ``chain`` and
 ``cross_downstream``; ``XComArg``; the exceptions a task raises to skip or fail
 (``SkipTask``/``AirflowSkipException``, ``FailTask``/``AirflowFailException``, ``TaskTimeout``);
-``TriggerRule``; ``get_current_context``. Running a task lives in ``statewright.sdk.runtime``,
+``TriggerRule``; ``get_current_context``; assets (``Asset``, ``AssetAlias``, ``AssetAll``,
+``AssetAny``, ``AssetOrTimeSchedule``, ``AssetWatcher``). Running a task lives in ``statewright.sdk.runtime``,
 importing DAG files in ``statewright.sdk.loader``.
 """
 
 from __future__ import annotations
 
 from statewright.core.trigger_rules import TriggerRule
+from statewright.sdk.assets import (
+    Asset,
+    AssetAlias,
+    AssetAll,
+    AssetAny,
+    AssetOrTimeSchedule,
+    AssetWatcher,
+)
 from statewright.sdk.baseoperator import BaseOperator, chain, cross_downstream
 from statewright.sdk.branch import BaseBranchOperator
 from statewright.sdk.context import Context, get_current_context
@@ -37,6 +46,12 @@ __all__ = [
     "DAG",
     "AirflowFailException",
     "AirflowSkipException",
+    "Asset",
+    "AssetAlias",
+    "AssetAll",
+    "AssetAny",
+    "AssetOrTimeSchedule",
+    "AssetWatcher",
     "BaseBranchOperator",
     "BaseOperator",
     "BashOperator",

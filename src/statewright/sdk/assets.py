@@ -91,8 +91,11 @@ class AssetWatcher:
         self.trigger = trigger
 
     def serialize(self) -> dict[str, Any]:
+        from statewright.sdk import serde
+
         classpath, kwargs = self.trigger.serialize()
-        return {"name": self.name, "classpath": classpath, "kwargs": kwargs}
+        return {"name": self.name, "classpath": classpath,
+                "kwargs": serde.serialize(kwargs, path=f"AssetWatcher {self.name!r} kwargs")}
 
     def __repr__(self) -> str:
         return f"AssetWatcher({self.name!r}, trigger={self.trigger!r})"
@@ -440,3 +443,25 @@ def serialize_task_assets(task: Any) -> dict[str, Any]:
         if refs:
             out[name] = refs
     return out
+
+
+def asset_context(triggering: Iterable[Mapping[str, Any]] = (),
+                  inlets: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The context keys of assets for one try, from plain event data."""
+    return {
+        "outlet_events": OutletEventAccessors(),
+        "inlet_events": InletEventsAccessors(AssetEvent.from_data(e) for e in inlets),
+        "triggering_asset_events": TriggeringAssetEventsAccessor(
+            AssetEvent.from_data(e) for e in triggering),
+    }
+
+
+def outlet_report(task: Any, context: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a successful try reports of its outlets: the outlets, the ``extra`` set on each,
+    and the assets its aliases resolved to. None when the task has no outlet."""
+    outlets = task_asset_refs(getattr(task, "outlets", None), f"task {task.task_id!r}: outlets")
+    accessors = context.get("outlet_events")
+    data = accessors.to_data() if isinstance(accessors, OutletEventAccessors) else {}
+    if not outlets and not data.get("aliased"):
+        return None
+    return {"outlets": outlets, **data}

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from statewright.sdk.assets import outlet_report
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.context import Context, build_context, current_context
 from statewright.sdk.exceptions import (
@@ -95,6 +96,8 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti = context["ti"]
     ti.skipped_task_ids.clear()
     outcome = _outcome(task, context, call)
+    if outcome.kind == OutcomeKind.SUCCESS:
+        outcome = _with_outlets(task, context, outcome)
     if ti.pushed:  # stored with the outcome, whatever it is (as Airflow writes them at once)
         outcome.extra["xcoms"] = dict(ti.pushed)
     return outcome
@@ -136,6 +139,17 @@ def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
             outcome.traceback = (f"{outcome.traceback}\nThe trigger's traceback:\n"
                                  f"{trigger_traceback}")
         return outcome
+
+
+def _with_outlets(task: BaseOperator, context: Context, outcome: TaskOutcome) -> TaskOutcome:
+    """A success reports its asset events (recorded by the worker with the state change)."""
+    try:
+        report = outlet_report(task, context)
+    except Exception as exc:  # an extra that is not JSON: the try fails, saying why
+        return _failure(OutcomeKind.FAILED, exc)
+    if report is not None:
+        outcome.extra["asset_events"] = report
+    return outcome
 
 
 def _deferred(exc: TaskDeferred) -> TaskOutcome:

@@ -29,6 +29,7 @@ from sqlalchemy import Connection
 from statewright.core.errors import DagDefinitionError
 from statewright.db.repositories import dag_files, import_errors
 from statewright.db.repositories import dags as dag_repo
+from statewright.services.dag_processor.asset_refs import sync_dag_assets
 from statewright.services.dag_processor.importer import ImportOutcome
 from statewright.services.dag_processor.integrity import reconcile_runs
 from statewright.services.dag_view import DagView
@@ -139,6 +140,7 @@ class FileSync:
             result.dags += 1
             if self._upsert(ser, spec, states.get(dag_id), batch):
                 result.changed += 1
+                sync_dag_assets(self.conn, ser, self.now)
             else:
                 batch.unchanged.append(dag_id)
         for dag_id, message in outcome.dag_errors.items():

@@ -22,6 +22,7 @@ from statewright.db import transition as door
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
+from statewright.services.asset_events import record_try_outlets
 from statewright.services.dag_view import DagViewCache
 from statewright.services.worker import deferral
 
@@ -116,6 +117,7 @@ def apply_results(
     _apply_skips(conn, [r for r in done if reached[r.ti_id] is TI.SUCCESS and r.skip_task_ids],
                  now, actor)
     ti_repo.add_history(conn, [_history_row(r, reached[r.ti_id], now) for r in done])
+    record_try_outlets(conn, done, reached, now)  # asset events, with the state change
     _after_apply(conn, everything, reached, now, actor)
     return reached
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from statewright.sdk import runtime
+from statewright.sdk.assets import asset_context
 from statewright.sdk.loader import load_dag_file
 from statewright.services.worker import callbacks
 from statewright.services.worker.outcome import FAILED, TryResult
@@ -114,6 +115,7 @@ def run_workload(
             data_interval_start=w.data_interval_start, data_interval_end=w.data_interval_end,
             conf=w.conf, try_number=w.try_number, max_tries=w.max_tries, xcoms=w.xcoms,
             pushed_xcoms=getattr(w, "pushed", None),
+            extra=asset_context(**getattr(w, "assets", None) or {}),
         )
         # A sensor continuing its try after a reschedule (see sdk.sensors.base).
         context["ti"].first_poke_at = getattr(w, "first_poke_at", None)

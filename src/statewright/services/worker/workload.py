@@ -17,6 +17,7 @@ from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.dag_view import DagView, DagViewCache
+from statewright.services.worker.asset_inputs import add_asset_events
 
 
 @dataclass
@@ -45,6 +46,8 @@ class Workload:
     execution_timeout: float | None = None
     first_poke_at: datetime | None = None
     poke_count: int = 0
+    assets: dict[str, Any] = field(default_factory=dict)
+    """Asset events for the context: ``triggering`` (of an asset-triggered run), ``inlets``."""
 
 
 def log_path_for(logs_folder: Path | None, dag_id: str, run_id: str, task_id: str,
@@ -146,6 +149,7 @@ def start_tries(
             first_poke_at=r.first_poke_at if continues else None,
             poke_count=int(r.poke_count or 0) if continues else 0,
         ))
+    add_asset_events(conn, out, plan)
     return out
 
 
