@@ -6,8 +6,8 @@ Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, `
 ``cross_downstream``; ``XComArg``; the exceptions a task raises to skip or fail
 (``SkipTask``/``AirflowSkipException``, ``FailTask``/``AirflowFailException``, ``TaskTimeout``);
 ``TriggerRule``; ``get_current_context``; assets (``Asset``, ``AssetAlias``, ``AssetAll``,
-``AssetAny``, ``AssetOrTimeSchedule``, ``AssetWatcher``). Running a task lives in ``statewright.sdk.runtime``,
-importing DAG files in ``statewright.sdk.loader``.
+``AssetAny``, ``AssetOrTimeSchedule``, ``AssetWatcher``). Running a task lives in
+``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import Engine, select
 
 from statewright.core.clock import ManualClock
+from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import asset_events as event_repo
 from statewright.db.repositories import dags as dag_repo
@@ -23,7 +24,6 @@ from statewright.services.dag_view import DagViewCache
 from statewright.services.executors.inprocess import InProcessExecutor
 from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
 from statewright.services.scheduler.steps import scheduling_steps
-from statewright.core.transitions import Actor
 
 FOLDER = "/virtual/dags/"
 

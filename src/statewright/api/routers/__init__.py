@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from statewright.api.routers import dag_runs, dags, monitor, task_instances
+from statewright.api.routers import assets, dag_runs, dags, monitor, task_instances
 
-ROUTERS = (dags.router, dag_runs.router, task_instances.router, monitor.router)
+ROUTERS = (dags.router, dag_runs.router, task_instances.router, monitor.router,
+           assets.router)
 
 __all__ = ["ROUTERS"]

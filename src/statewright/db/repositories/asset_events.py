@@ -44,7 +44,7 @@ def record(conn: Connection, events: Sequence[NewAssetEvent], now: datetime) -> 
     if not events:
         return []
     ids = asset_repo.ensure_assets(conn, [e.asset for e in events], now)
-    rows = [{"asset_id": ids[e.asset["name"]], "extra": dict(e.extra),
+    rows: list[dict[str, Any]] = [{"asset_id": ids[e.asset["name"]], "extra": dict(e.extra),
              "source_dag_id": e.source_dag_id, "source_run_id": e.source_run_id,
              "source_task_id": e.source_task_id, "source_map_index": e.source_map_index,
              "source_alias": e.source_alias, "source": e.source, "timestamp": now}
@@ -52,11 +52,12 @@ def record(conn: Connection, events: Sequence[NewAssetEvent], now: datetime) -> 
     result = conn.execute(insert(asset_event).returning(ev.id, sort_by_parameter_order=True),
                           rows)
     event_ids = [int(i) for i in result.scalars().all()]
-    targets = asset_repo.consumers(conn, {r["asset_id"] for r in rows})
-    queue = [{"target_dag_id": dag_id, "asset_event_id": eid, "asset_id": r["asset_id"],
+    asset_ids: list[int] = [int(r["asset_id"]) for r in rows]
+    targets = asset_repo.consumers(conn, asset_ids)
+    queue = [{"target_dag_id": dag_id, "asset_event_id": eid, "asset_id": aid,
               "created_at": now}
-             for eid, r in zip(event_ids, rows, strict=True)
-             for dag_id in sorted(targets.get(r["asset_id"], ()))]
+             for eid, aid in zip(event_ids, asset_ids, strict=True)
+             for dag_id in sorted(targets.get(aid, ()))]
     if queue:
         conn.execute(insert(asset_event_queue), queue)
     return event_ids

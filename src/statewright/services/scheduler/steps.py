@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 Step = Callable[["Scheduler", datetime], int]
 
-__all__ = ["AssetRunCreation", "BackfillProgress", "DagRunCreation", "LateNaming", "scheduling_steps"]
+__all__ = ["AssetRunCreation", "BackfillProgress", "DagRunCreation", "LateNaming",
+           "scheduling_steps"]
 
 
 def scheduling_steps(
