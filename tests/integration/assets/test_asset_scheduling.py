@@ -197,3 +197,28 @@ def test_no_event_triggers_a_dag_twice(assets_harness: Callable, engine: Engine)
     assert len(consumed) == len(set(consumed)) == 3
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(dag_run_asset_event)).scalar() == 3
+
+
+def test_asset_or_time_schedule_runs_on_both(assets_harness: Callable) -> None:
+    from datetime import UTC, datetime
+
+    from statewright.core.schedules import CronTriggerTimetable
+    from statewright.sdk import AssetOrTimeSchedule
+
+    h = assets_harness(datetime(2026, 1, 6, 23, 0, tzinfo=UTC))  # a Tuesday
+    with DAG("both", start_date=datetime(2026, 1, 1, tzinfo=UTC), catchup=False,
+             schedule=AssetOrTimeSchedule(
+                 timetable=CronTriggerTimetable("0 1 * * 3", timezone="UTC"),
+                 assets=(A & B))) as both:
+        EmptyOperator(task_id="t")
+    h.sync(producer("pa", A), producer("pb", B), both)
+    row = h.dag_row("both")
+    assert row.next_dagrun_create_after == datetime(2026, 1, 7, 1, tzinfo=UTC)
+    h.trigger("pa")
+    h.clock.advance(1)
+    h.trigger("pb")
+    h.loop()
+    assert [r.run_type for r in h.runs("both")] == ["asset_triggered"]
+    h.clock.advance(3 * 3600)  # past Wednesday 01:00
+    h.loop()
+    assert sorted(r.run_type for r in h.runs("both")) == ["asset_triggered", "scheduled"]

@@ -42,11 +42,19 @@ def sync(conn: Connection, by_asset: Mapping[str, Sequence[Mapping[str, Any]]],
                 active=False, triggerer_id=None, updated_at=now))
 
 
+def _free(alive: Collection[int]) -> Any:
+    return or_(w.triggerer_id.is_(None), w.triggerer_id.not_in(list(alive) or [-1]))
+
+
+def any_claimable(conn: Connection, alive: Collection[int]) -> bool:
+    return conn.execute(select(w.id).where(w.active.is_(True), _free(alive)).limit(1)
+                        ).first() is not None
+
+
 def claim(conn: Connection, triggerer_id: int, alive: Collection[int], limit: int) -> list[Any]:
     """Active watchers no live triggerer runs, now this triggerer's (``SKIP LOCKED``)."""
-    free = or_(w.triggerer_id.is_(None), w.triggerer_id.not_in(list(alive) or [-1]))
     rows = list(conn.execute(
-        select(asset_watcher.c.id).where(w.active.is_(True), free)
+        select(asset_watcher.c.id).where(w.active.is_(True), _free(alive))
         .order_by(w.id).limit(limit).with_for_update(skip_locked=True)).scalars())
     if not rows:
         return []
