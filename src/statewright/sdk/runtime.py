@@ -20,6 +20,7 @@ from typing import Any
 
 from statewright.sdk.assets import outlet_report
 from statewright.sdk.baseoperator import BaseOperator
+from statewright.sdk.operators.trigger_dagrun import TRIGGER_REQUESTS
 from statewright.sdk.context import Context, build_context, current_context
 from statewright.sdk.exceptions import (
     FailTask,
@@ -98,6 +99,9 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     outcome = _outcome(task, context, call)
     if outcome.kind == OutcomeKind.SUCCESS:
         outcome = _with_outlets(task, context, outcome)
+    if outcome.kind in (OutcomeKind.SUCCESS, OutcomeKind.DEFERRED) and context.get(
+            TRIGGER_REQUESTS):  # runs a TriggerDagRunOperator asks its worker to create
+        outcome.extra["dag_run_requests"] = list(context[TRIGGER_REQUESTS])
     if ti.pushed:  # stored with the outcome, whatever it is (as Airflow writes them at once)
         outcome.extra["xcoms"] = dict(ti.pushed)
     return outcome

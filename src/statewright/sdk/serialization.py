@@ -76,6 +76,7 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
         "is_teardown": task.is_teardown,
         "on_failure_fail_dagrun": task.on_failure_fail_dagrun,
         **serialize_task_assets(task),
+        **(task.serialized_fields() if hasattr(task, "serialized_fields") else {}),
         "has_callbacks": {
             "on_execute": bool(task.on_execute_callback),
             "on_success": bool(task.on_success_callback),

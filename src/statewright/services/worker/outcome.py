@@ -25,6 +25,7 @@ from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.asset_events import record_try_outlets
 from statewright.services.dag_view import DagViewCache
 from statewright.services.worker import deferral
+from statewright.services.worker.dag_run_requests import apply_requests
 
 # Kinds a task process may report, plus the ones the supervisor infers.
 SUCCESS = "success"
@@ -75,6 +76,7 @@ def apply_results(
     """Apply finished tries; returns ti_id → the state each one reached (lost races left out)."""
     if not results:
         return {}
+    apply_requests(conn, results, now=now, actor=actor)  # runs a TriggerDagRunOperator asks for
     everything = list(results)
     # Tries that wait (deferred, rescheduled) do not end: applied apart, no history row.
     waiting = [r for r in results if r.kind in deferral.KINDS]

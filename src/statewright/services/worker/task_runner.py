@@ -117,6 +117,7 @@ def run_workload(
             pushed_xcoms=getattr(w, "pushed", None),
             extra=asset_context(**getattr(w, "assets", None) or {}),
         )
+        context["dag_run"].run_type = w.run_type  # LatestOnlyOperator reads it
         # A sensor continuing its try after a reschedule (see sdk.sensors.base).
         context["ti"].first_poke_at = getattr(w, "first_poke_at", None)
         context["ti"].poke_count = getattr(w, "poke_count", 0)
