@@ -20,7 +20,6 @@ from typing import Any
 
 from statewright.sdk.assets import outlet_report
 from statewright.sdk.baseoperator import BaseOperator
-from statewright.sdk.operators.trigger_dagrun import TRIGGER_REQUESTS
 from statewright.sdk.context import Context, build_context, current_context
 from statewright.sdk.exceptions import (
     FailTask,
@@ -29,6 +28,7 @@ from statewright.sdk.exceptions import (
     TaskDeferred,
     TaskTimeout,
 )
+from statewright.sdk.operators.trigger_dagrun import TRIGGER_REQUESTS
 from statewright.sdk.xcom_arg import has_references, resolve_references
 
 __all__ = ["OutcomeKind", "TaskOutcome", "build_context", "execute_task", "resume_task"]

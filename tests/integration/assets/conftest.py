@@ -1,4 +1,4 @@
-"""Fixtures of the asset tests: DAGs synced through the DAG processor's sync path, the real
+"""Fixtures of the asset and cross-DAG tests: DAGs synced through the DAG processor's sync path, the real
 scheduler with its scheduling steps and the in-process executor running the real tasks, on a
 manual clock (nothing sleeps)."""
 

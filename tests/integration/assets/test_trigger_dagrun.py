@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from statewright.core.errors import DagDefinitionError
 from statewright.crypto import generate_key, load_fernet
 from statewright.sdk import DAG, task
-from statewright.sdk.operators import EmptyOperator, TriggerDagRunOperator
+from statewright.sdk.operators import TriggerDagRunOperator
 from statewright.services.controls.clear import clear_task_instances
 from statewright.services.triggerer import TriggererConfig, TriggererJob
 from statewright.services.worker.deferral import install_cipher
