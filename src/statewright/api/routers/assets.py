@@ -130,3 +130,26 @@ def triggering_events(request: Request, dag_id: str, run_id: str) -> AssetEventC
         raise NotFound(f"DAG {dag_id!r} has no run {run_id!r}.")
     return AssetEventCollection(asset_events=[AssetEventOut(**e) for e in events],
                                 total_entries=len(events))
+
+
+def asset_page_data(conn: Any) -> dict[str, Any]:
+    """What the web UI's assets page starts from (the same reads as the routes above)."""
+    items = asset_view.list_assets(conn)
+    for item in items:
+        item["producing_tasks"] = [{"dag_id": d, "task_id": t} for d, t in item["producing_tasks"]]
+    consumers = sorted({d for a in items for d in a["consuming_dags"]})
+    conditions = [c for c in (asset_view.dag_assets(conn, d) for d in consumers) if c]
+    events = event_repo.list_events(conn, limit=50)
+    return jsonable({"assets": items, "graph": asset_view.graph(conn),
+                     "conditions": conditions, "events": events})
+
+
+def jsonable(value: Any) -> Any:
+    """Datetimes as ISO strings, for a page's embedded JSON."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value

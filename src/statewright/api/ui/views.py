@@ -107,3 +107,13 @@ def import_errors_page(request: Request) -> Response:
         errors = reads.list_import_errors(conn, limit=1000, offset=0)
     return _page(request, "import_errors.html", title="Import errors · statewright",
                  page="import_errors", errors=errors)
+
+
+@router.get("/assets", response_class=HTMLResponse)
+def assets_page(request: Request) -> Response:
+    from statewright.api.routers.assets import asset_page_data
+
+    with reading(request) as conn:
+        data = asset_page_data(conn)
+    return _page(request, "assets.html", title="Assets · statewright", page="assets",
+                 data=data)
