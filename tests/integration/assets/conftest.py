@@ -1,6 +1,6 @@
-"""Fixtures of the asset and cross-DAG tests: DAGs synced through the DAG processor's sync path, the real
-scheduler with its scheduling steps and the in-process executor running the real tasks, on a
-manual clock (nothing sleeps)."""
+"""Fixtures of the asset and cross-DAG tests: DAGs synced through the DAG processor's sync
+path, the real scheduler with its scheduling steps and the in-process executor running the real
+tasks, on a manual clock (nothing sleeps)."""
 
 from __future__ import annotations
 
