@@ -13,9 +13,9 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from conftest import _chromium_or_skip
 from ui_harness import UiServer
 
+from conftest import _chromium_or_skip
 from statewright.api.server import make_server
 from statewright.config import load_settings
 from statewright.db.engine import make_engine, transaction
