@@ -132,9 +132,10 @@ def fan_out(engine: Engine, n: int) -> dict[str, float]:
                                                                       max_runs_to_start=n),
                           extra_steps=scheduling_steps())
     t0 = time.perf_counter()
+    at = datetime.now(UTC)
     with transaction(engine) as conn:
         record(conn, [NewAssetEvent(asset={"name": a.name, "uri": a.uri}, source="api")
-                      for a in assets], datetime.now(UTC))
+                      for a in assets], at)
     posted = time.perf_counter() - t0
     loops = 0
     while True:
@@ -145,9 +146,11 @@ def fan_out(engine: Engine, n: int) -> dict[str, float]:
                 dag_run.c.state == "running", dag_run.c.dag_id.like("fan_%"))).scalar()
         if running == n or loops > 100:
             break
-    total = time.perf_counter() - t0
-    return {"dags": n, "post_s": round(posted, 3), "all_started_s": round(total, 3),
-            "scheduler_loops": loops, "started": int(running or 0)}
+    # Wall time from the post until the scheduler loop that started the runs returned (an upper
+    # bound: that loop also schedules the first task of each new run).
+    return {"dags": n, "post_s": round(posted, 3),
+            "all_started_s": round(time.perf_counter() - t0, 3), "scheduler_loops": loops,
+            "started": int(running or 0)}
 
 
 def redis_stream(engine: Engine, messages: int, url: str) -> dict[str, float]:

@@ -26,7 +26,7 @@ from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import asset_events as event_repo
 from statewright.db.repositories import assets as asset_repo
 from statewright.db.repositories import dags as dag_repo
-from statewright.db.repositories import runs as run_repo
+from statewright.db.repositories import scheduling as sched_repo
 from statewright.services.dag_runs import RunSpec, create_runs
 from statewright.services.dag_view import DagView, DagViewCache
 
@@ -111,20 +111,27 @@ class AssetRunCreation:
             event_repo.drop_queued(conn, stale)
         if not ready:
             return 0
-        specs = [self._spec(conn, r) for r in ready]
+        specs = self._specs(conn, ready)
         run_pks = create_runs(conn, specs, now=now, actor=ACTOR)
         event_repo.consume(conn, [(r.view.dag_id, pk, [e.event_id for e in r.events])
                                   for r, pk in zip(ready, run_pks, strict=True)])
         return len(run_pks)
 
     @staticmethod
-    def _spec(conn: Any, r: _Ready) -> RunSpec:
-        run_after = max(e.timestamp for e in r.events)
-        run_id = run_id_for(RUN_TYPE, run_after)
-        if run_repo.get_by_run_id(conn, r.view.dag_id, run_id) is not None:
-            run_id = f"{run_id}_{max(e.event_id for e in r.events)}"
-        return RunSpec(view=r.view, run_id=run_id, run_type=RUN_TYPE, logical_date=None,
-                       run_after=run_after, triggered_by="asset")
+    def _specs(conn: Any, ready: list[_Ready]) -> list[RunSpec]:
+        """One run per DAG; a run id taken already (events of one instant) gets the id of its
+        latest event appended."""
+        afters = [max(e.timestamp for e in r.events) for r in ready]
+        ids = [run_id_for(RUN_TYPE, at) for at in afters]
+        taken, _ = sched_repo.existing_runs(
+            conn, [(r.view.dag_id, i, at) for r, i, at in zip(ready, ids, afters, strict=True)])
+        specs = []
+        for r, run_id, at in zip(ready, ids, afters, strict=True):
+            if (r.view.dag_id, run_id) in taken:
+                run_id = f"{run_id}_{max(e.event_id for e in r.events)}"
+            specs.append(RunSpec(view=r.view, run_id=run_id, run_type=RUN_TYPE,
+                                 logical_date=None, run_after=at, triggered_by="asset"))
+        return specs
 
 
 def pending_condition(conn: Any, dag_id: str, serialized: Any) -> dict[str, Any] | None:
