@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import Engine, select
 
 from statewright.crypto import generate_key, load_fernet
@@ -127,8 +126,3 @@ def test_example_asset_with_watchers(assets_harness: Callable, engine: Engine) -
     finally:
         install_cipher(None)
         Path("/tmp/test").unlink(missing_ok=True)
-
-
-@pytest.mark.parametrize("name", ["example_asset_decorator"])
-def test_the_asset_decorator_example_is_not_supported_yet(name: str) -> None:
-    assert not (EXAMPLES / f"{name}.py").exists()

@@ -110,20 +110,23 @@ def alias_resolutions(conn: Connection, alias_names: Iterable[str]) -> dict[str,
     return out
 
 
-def sync_references(conn: Connection, dag_id: str, refs: Sequence[AssetRef],
-                    defs: Sequence[Mapping[str, Any]], now: datetime) -> None:
-    """Replace what ``dag_id`` schedules on, updates and reads; ``defs`` define the assets."""
+def sync_references_many(conn: Connection, refs_by_dag: Mapping[str, Sequence[AssetRef]],
+                         defs: Sequence[Mapping[str, Any]], now: datetime) -> None:
+    """Replace what each DAG schedules on, updates and reads; ``defs`` define the assets."""
+    every = [r for refs in refs_by_dag.values() for r in refs]
     asset_ids = ensure_assets(conn, defs, now, update_definition=True)
-    missing = [{"name": r.asset_name} for r in refs
-               if r.asset_name is not None and r.asset_name not in asset_ids]
+    missing = [{"name": n} for n in dict.fromkeys(
+        r.asset_name for r in every if r.asset_name is not None and r.asset_name not in asset_ids)]
     asset_ids.update(ensure_assets(conn, missing, now))
-    alias_ids = ensure_aliases(conn, [r.alias_name for r in refs if r.alias_name is not None])
-    conn.execute(delete(dag_asset_reference).where(dag_asset_reference.c.dag_id == dag_id))
-    rows = list({(r.kind, r.task_id, r.asset_name, r.alias_name): {
-        "dag_id": dag_id, "kind": r.kind, "task_id": r.task_id,
-        "asset_id": asset_ids.get(r.asset_name) if r.asset_name else None,
-        "alias_id": alias_ids.get(r.alias_name) if r.alias_name else None} for r in refs
-    }.values())
+    alias_ids = ensure_aliases(conn, [r.alias_name for r in every if r.alias_name is not None])
+    for part in chunks(sorted(refs_by_dag), 500):
+        conn.execute(delete(dag_asset_reference).where(dag_asset_reference.c.dag_id.in_(part)))
+    rows = [row for dag_id, refs in refs_by_dag.items() for row in {
+        (r.kind, r.task_id, r.asset_name, r.alias_name): {
+            "dag_id": dag_id, "kind": r.kind, "task_id": r.task_id,
+            "asset_id": asset_ids.get(r.asset_name) if r.asset_name else None,
+            "alias_id": alias_ids.get(r.alias_name) if r.alias_name else None} for r in refs
+    }.values()]
     if rows:
         conn.execute(insert(dag_asset_reference), rows)
 

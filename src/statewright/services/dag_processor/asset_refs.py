@@ -1,9 +1,10 @@
-"""What a synced DAG says about assets: the assets and aliases it schedules on, updates and
-reads, the assets' definitions (URI, group, extra) and their watchers."""
+"""What synced DAGs say about assets: the assets and aliases each schedules on, updates and
+reads, the assets' definitions (URI, group, extra) and their watchers. One batch of DAGs at a
+time, in a few statements."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,9 +17,8 @@ from statewright.db.repositories import assets as asset_repo
 from statewright.db.repositories.assets import AssetRef
 
 
-def sync_dag_assets(conn: Connection, serialized: Mapping[str, Any], now: datetime) -> None:
-    """Rewrite the DAG's asset references; store the watchers of the assets it defines."""
-    dag_id = str(serialized["dag_id"])
+def dag_refs(serialized: Mapping[str, Any]) -> tuple[list[AssetRef], dict[str, dict[str, Any]]]:
+    """The DAG's references and the asset definitions it carries (name → definition)."""
     refs: list[AssetRef] = []
     defs: dict[str, dict[str, Any]] = {}
     schedule = serialized.get("schedule")
@@ -28,8 +28,6 @@ def sync_dag_assets(conn: Connection, serialized: Mapping[str, Any], now: dateti
         refs += [AssetRef("schedule", None, alias_name=n) for n in alias_names(condition)]
         for d in schedule.get("defined") or []:
             defs[d["name"]] = d
-    else:
-        event_repo.drop_queued(conn, [dag_id])  # no longer scheduled on assets
     for task in serialized.get("tasks") or []:
         for kind in ("outlet", "inlet"):
             for ref in task.get(f"{kind}s") or []:
@@ -38,10 +36,24 @@ def sync_dag_assets(conn: Connection, serialized: Mapping[str, Any], now: dateti
                     refs.append(AssetRef(kind, task["task_id"], asset_name=ref["asset"]["name"]))
                 elif "alias" in ref:
                     refs.append(AssetRef(kind, task["task_id"], alias_name=ref["alias"]))
-    if not refs and not defs:
-        asset_repo.sync_references(conn, dag_id, [], [], now)
+    return refs, defs
+
+
+def sync_dag_assets(conn: Connection, dags: Sequence[Mapping[str, Any]], now: datetime) -> None:
+    """Rewrite the asset references of these (changed) DAGs; store the watchers they define."""
+    if not dags:
         return
-    asset_repo.sync_references(conn, dag_id, refs, list(defs.values()), now)
+    by_dag: dict[str, list[AssetRef]] = {}
+    defs: dict[str, dict[str, Any]] = {}
+    for ser in dags:
+        refs, mine = dag_refs(ser)
+        by_dag[str(ser["dag_id"])] = refs
+        for name, d in mine.items():
+            defs.setdefault(name, d)
+    # A DAG no longer scheduled on assets forgets what was queued for it.
+    event_repo.drop_queued(conn, [d for d, refs in by_dag.items()
+                                  if not any(r.kind == "schedule" for r in refs)])
+    asset_repo.sync_references_many(conn, by_dag, list(defs.values()), now)
     # Only definitions that carry watchers speak for them: a DAG that merely schedules on an
     # asset does not stop the watchers another DAG defined on it.
     watched = {name: list(d["watchers"]) for name, d in defs.items() if d.get("watchers")}

@@ -94,6 +94,7 @@ class FileSync:
             results[item.path] = self._file(item, previous_ids, active.get(item.path, set()),
                                             states, batch)
         dag_repo.insert_synced_many(conn, batch.inserts)
+        sync_dag_assets(conn, batch.changed, now)
         dag_repo.touch_parsed(conn, batch.unchanged, now)
         gone = dag_repo.deactivate(conn, batch.gone - set(self._claimed))
         for item in items:
@@ -140,7 +141,7 @@ class FileSync:
             result.dags += 1
             if self._upsert(ser, spec, states.get(dag_id), batch):
                 result.changed += 1
-                sync_dag_assets(self.conn, ser, self.now)
+                batch.changed.append(ser)
             else:
                 batch.unchanged.append(dag_id)
         for dag_id, message in outcome.dag_errors.items():
@@ -206,6 +207,7 @@ class _Batch:
     """What a batch of files writes once it has been decided."""
 
     inserts: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)  # serialized, for their assets
     unchanged: list[str] = field(default_factory=list)
     gone: set[str] = field(default_factory=set)
     errors: dict[str, str] = field(default_factory=dict)
