@@ -6,13 +6,14 @@ Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, `
 ``cross_downstream``; ``XComArg``; the exceptions a task raises to skip or fail
 (``SkipTask``/``AirflowSkipException``, ``FailTask``/``AirflowFailException``, ``TaskTimeout``);
 ``TriggerRule``; ``get_current_context``; assets (``Asset``, ``AssetAlias``, ``AssetAll``,
-``AssetAny``, ``AssetOrTimeSchedule``, ``AssetWatcher``). Running a task lives in
+``AssetAny``, ``AssetOrTimeSchedule``, ``AssetWatcher``, ``@asset``). Running a task lives in
 ``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
 """
 
 from __future__ import annotations
 
 from statewright.core.trigger_rules import TriggerRule
+from statewright.sdk.asset_decorator import asset
 from statewright.sdk.assets import (
     Asset,
     AssetAlias,
@@ -65,6 +66,7 @@ __all__ = [
     "TaskTimeout",
     "TriggerRule",
     "XComArg",
+    "asset",
     "chain",
     "cross_downstream",
     "dag",

@@ -35,6 +35,7 @@ __all__ = [
     "AssetAll",
     "AssetAny",
     "AssetEvent",
+    "AssetNameRef",
     "AssetOrTimeSchedule",
     "AssetWatcher",
     "InletEventsAccessors",
@@ -146,10 +147,37 @@ class Asset(BaseAsset):
     def __fspath__(self) -> str:
         return self.uri
 
+    @staticmethod
+    def ref(*, name: str = "") -> AssetNameRef:
+        """A reference to the asset named ``name`` (defined by another DAG)."""
+        if not name:
+            raise TypeError("Asset reference expects keyword argument 'name'")
+        return AssetNameRef(name)
+
     def __repr__(self) -> str:
         if self.name == self.uri:
             return f"Asset({self.uri!r})"
         return f"Asset(name={self.name!r}, uri={self.uri!r})"
+
+
+class AssetNameRef(BaseAsset):
+    """An asset named only (``Asset.ref(name=...)``): its URI is whatever the DAG that defines
+    it says."""
+
+    def __init__(self, name: str) -> None:
+        self.name = validate_asset_name(name)
+
+    def as_condition(self) -> dict[str, Any]:
+        return {"asset": {"name": self.name, "uri": self.name}}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AssetNameRef) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("ref", self.name))
+
+    def __repr__(self) -> str:
+        return f"Asset.ref(name={self.name!r})"
 
 
 class AssetAlias(BaseAsset):
@@ -353,6 +381,9 @@ class TriggeringAssetEventsAccessor(_EventsByKey):
 class InletEventsAccessors(_EventsByKey):
     """``inlet_events[asset]``: the recent events of the task's inlets, oldest first."""
 
+    assets: dict[str, Asset]
+    """The inlet assets named only by reference, as stored (name → Asset)."""
+
 
 @dataclass
 class OutletEventAccessor:
@@ -410,12 +441,14 @@ def task_asset_refs(items: Any, where: str) -> list[dict[str, Any]]:
     """A task's ``outlets``/``inlets`` as stored (assets and aliases; other values refused)."""
     if items is None:
         return []
-    if isinstance(items, (Asset, AssetAlias)):
+    if isinstance(items, (Asset, AssetAlias, AssetNameRef)):
         items = [items]
     out: list[dict[str, Any]] = []
     for item in items:
         if isinstance(item, Asset):
             out.append({"asset": item.to_dict()})
+        elif isinstance(item, AssetNameRef):
+            out.append({"asset_ref": {"name": item.name}})
         elif isinstance(item, AssetAlias):
             out.append({"alias": item.name, "group": item.group})
         else:
@@ -446,11 +479,16 @@ def serialize_task_assets(task: Any) -> dict[str, Any]:
 
 
 def asset_context(triggering: Iterable[Mapping[str, Any]] = (),
-                  inlets: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+                  inlets: Iterable[Mapping[str, Any]] = (),
+                  inlet_assets: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The context keys of assets for one try, from plain event data."""
+    inlet_events = InletEventsAccessors(AssetEvent.from_data(e) for e in inlets)
+    inlet_events.assets = {a["name"]: Asset(name=a["name"], uri=a["uri"],
+                                            group=a.get("group") or "asset")
+                           for a in inlet_assets}
     return {
         "outlet_events": OutletEventAccessors(),
-        "inlet_events": InletEventsAccessors(AssetEvent.from_data(e) for e in inlets),
+        "inlet_events": inlet_events,
         "triggering_asset_events": TriggeringAssetEventsAccessor(
             AssetEvent.from_data(e) for e in triggering),
     }

@@ -126,3 +126,23 @@ def test_example_asset_with_watchers(assets_harness: Callable, engine: Engine) -
     finally:
         install_cipher(None)
         Path("/tmp/test").unlink(missing_ok=True)
+
+
+def test_example_asset_decorator(assets_harness: Callable, capsys: pytest.CaptureFixture) -> None:
+    h = assets_harness()
+    dags = load(h, "example_asset_decorator")
+    assert set(dags) == {"asset1_producer", "asset2_producer", "consumes_asset_decorator"}
+    task = dags["asset2_producer"].get_task("asset2_producer")
+    assert [o.uri for o in task.outlets] == ["s3://bucket/object"]
+    h.trigger("asset1_producer")
+    h.loop()
+    assert [r.state for r in h.runs("consumes_asset_decorator")] == ["success"]
+    h.clock.advance(5)
+    h.trigger("asset2_producer")
+    h.loop()
+    (run,) = h.runs("asset2_producer")
+    assert run.state == "success"
+    printed = capsys.readouterr().out
+    assert "Asset(name='asset2_producer', uri='s3://bucket/object')" in printed
+    assert "s3://bucket/asset1_producer" in printed  # the inlet's events, read by the task
+    assert [r.state for r in h.runs("consumes_asset_decorator")] == ["success", "success"]

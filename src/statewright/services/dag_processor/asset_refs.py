@@ -34,6 +34,9 @@ def dag_refs(serialized: Mapping[str, Any]) -> tuple[list[AssetRef], dict[str, d
                 if "asset" in ref:
                     defs.setdefault(ref["asset"]["name"], ref["asset"])
                     refs.append(AssetRef(kind, task["task_id"], asset_name=ref["asset"]["name"]))
+                elif "asset_ref" in ref:  # named only: the defining DAG gives its URI
+                    refs.append(AssetRef(kind, task["task_id"],
+                                         asset_name=ref["asset_ref"]["name"]))
                 elif "alias" in ref:
                     refs.append(AssetRef(kind, task["task_id"], alias_name=ref["alias"]))
     return refs, defs

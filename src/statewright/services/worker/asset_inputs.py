@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from statewright.db.repositories import asset_events as event_repo
+from statewright.db.repositories import assets as asset_repo
 
 ASSET_TRIGGERED = "asset_triggered"
 
@@ -27,8 +28,13 @@ def add_asset_events(conn: Connection, workloads: Sequence[Any],
         if w.dag_run_id in by_run:
             data["triggering"] = by_run[w.dag_run_id]
         if inlets:
+            names = [i["asset"]["name"] if "asset" in i else i["asset_ref"]["name"]
+                     for i in inlets if "asset" in i or "asset_ref" in i]
             data["inlets"] = event_repo.recent_events_of(
-                conn, [i["asset"]["name"] for i in inlets if "asset" in i],
-                [i["alias"] for i in inlets if "alias" in i])
+                conn, names, [i["alias"] for i in inlets if "alias" in i])
+            data["inlet_assets"] = [
+                {"name": row.name, "uri": row.uri, "group": row.group}
+                for row in (asset_repo.get_by_name_or_uri(conn, i["asset_ref"]["name"])
+                            for i in inlets if "asset_ref" in i) if row is not None]
         if data:
             w.assets = data
