@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import Engine, select
 
 from statewright.crypto import generate_key, load_fernet
