@@ -52,6 +52,7 @@ def test_assets_list_with_producers_and_consumers(client: TestClient, synced: An
     assert by_name["s3://b/a"]["producing_tasks"] == [{"dag_id": "producer", "task_id": "write"}]
     assert by_name["s3://b/a"]["consuming_dags"] == ["consumer"]
     assert by_name["b"]["uri"] == "s3://b/b" and by_name["b"]["events"] == 0
+    assert client.get("/api/v1/dags/consumer").json()["schedule"] == "Asset: s3://b/a & b"
     graph = client.get("/api/v1/assets/graph").json()
     assert {"source": "dag:producer", "target": "asset:s3://b/a"} in graph["edges"]
     assert {"source": "asset:b", "target": "dag:consumer"} in graph["edges"]

@@ -42,6 +42,15 @@ def dag_refs(serialized: Mapping[str, Any]) -> tuple[list[AssetRef], dict[str, d
     return refs, defs
 
 
+def schedule_summary(serialized: Mapping[str, Any], spec: Any) -> str:
+    """What the DAG list shows: ``Asset: a & b`` (``... or 0 1 * * 3``), else the timetable's."""
+    schedule = serialized.get("schedule")
+    if isinstance(schedule, Mapping) and isinstance(schedule.get("summary"), str):
+        text = f"Asset: {schedule['summary']}"
+        return text if len(text) <= 200 else text[:199] + "…"
+    return str(spec.timetable.summary)
+
+
 def sync_dag_assets(conn: Connection, dags: Sequence[Mapping[str, Any]], now: datetime) -> None:
     """Rewrite the asset references of these (changed) DAGs; store the watchers they define."""
     if not dags:

@@ -29,7 +29,7 @@ from sqlalchemy import Connection
 from statewright.core.errors import DagDefinitionError
 from statewright.db.repositories import dag_files, import_errors
 from statewright.db.repositories import dags as dag_repo
-from statewright.services.dag_processor.asset_refs import sync_dag_assets
+from statewright.services.dag_processor.asset_refs import schedule_summary, sync_dag_assets
 from statewright.services.dag_processor.importer import ImportOutcome
 from statewright.services.dag_processor.integrity import reconcile_runs
 from statewright.services.dag_view import DagView
@@ -179,7 +179,7 @@ class FileSync:
         conn, now = self.conn, self.now
         new_hash = dag_repo.dag_hash(ser)
         schedule = {"timetable": spec.timetable.serialize(),
-                    "schedule_summary": spec.timetable.summary}
+                    "schedule_summary": schedule_summary(ser, spec)}
         if state is None:
             paused = ser.get("is_paused_upon_creation")
             batch.inserts.append({
