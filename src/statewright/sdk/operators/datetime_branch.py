@@ -111,30 +111,41 @@ def _ids(value: str | Iterable[str], what: str) -> list[str]:
     return items
 
 
-class BranchDayOfWeekOperator(BaseBranchOperator):
-    """Follow ``follow_task_ids_if_true`` on the given week day(s), else the other branch. The
-    day is today's (UTC) or, with ``use_task_logical_date``, the run's logical date's."""
+class _TimeBranch(BaseBranchOperator):
+    """Two branches chosen by the time now (or the run's logical date)."""
 
     clock = staticmethod(_now)
 
     def __init__(self, *, follow_task_ids_if_true: str | Iterable[str],
                  follow_task_ids_if_false: str | Iterable[str],
-                 week_day: str | WeekDay | Iterable[str | WeekDay],
                  use_task_logical_date: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.follow_task_ids_if_true = _ids(follow_task_ids_if_true, "follow_task_ids_if_true")
         self.follow_task_ids_if_false = _ids(follow_task_ids_if_false,
                                              "follow_task_ids_if_false")
-        self.week_day = week_day
-        self._days = WeekDay.validate_week_day(week_day)
         self.use_task_logical_date = bool(use_task_logical_date)
 
-    def choose_branch(self, context: Any) -> Iterable[str]:
-        moment = context.get("logical_date") if self.use_task_logical_date else self.clock()
-        if moment is None:
+    def moment(self, context: Any) -> datetime:
+        now: datetime | None = (context.get("logical_date") if self.use_task_logical_date
+                                else self.clock())
+        if now is None:
             raise ValueError(f"task {self.task_id!r}: use_task_logical_date=True, but this run "
                              "has no logical date")
-        if moment.isoweekday() in self._days:
+        return now
+
+
+class BranchDayOfWeekOperator(_TimeBranch):
+    """Follow ``follow_task_ids_if_true`` on the given week day(s), else the other branch. The
+    day is today's (UTC) or, with ``use_task_logical_date``, the run's logical date's."""
+
+    def __init__(self, *, week_day: str | WeekDay | Iterable[str | WeekDay],
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.week_day = week_day
+        self._days = WeekDay.validate_week_day(week_day)
+
+    def choose_branch(self, context: Any) -> Iterable[str]:
+        if self.moment(context).isoweekday() in self._days:
             return self.follow_task_ids_if_true
         return self.follow_task_ids_if_false
 
@@ -147,17 +158,13 @@ def _as_datetime(value: datetime | time | None, base: date, tz: Any) -> datetime
     return datetime.combine(base, value, tzinfo=value.tzinfo or tz)
 
 
-class BranchDateTimeOperator(BaseBranchOperator):
+class BranchDateTimeOperator(_TimeBranch):
     """Follow ``follow_task_ids_if_true`` when now (or the logical date) lies between
     ``target_lower`` and ``target_upper`` (datetimes, or times of the same day; an upper time
     before the lower one means the next day), else the other branch."""
 
-    clock = staticmethod(_now)
-
-    def __init__(self, *, follow_task_ids_if_true: str | Iterable[str],
-                 follow_task_ids_if_false: str | Iterable[str],
-                 target_lower: datetime | time | None, target_upper: datetime | time | None,
-                 use_task_logical_date: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *, target_lower: datetime | time | None,
+                 target_upper: datetime | time | None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if target_lower is None and target_upper is None:
             raise DagDefinitionError(
@@ -167,17 +174,10 @@ class BranchDateTimeOperator(BaseBranchOperator):
             if value is not None and not isinstance(value, (datetime, time)):
                 raise DagDefinitionError(f"task {self.task_id!r}: {name} must be a datetime or "
                                          f"a time, got {type(value).__name__}")
-        self.follow_task_ids_if_true = _ids(follow_task_ids_if_true, "follow_task_ids_if_true")
-        self.follow_task_ids_if_false = _ids(follow_task_ids_if_false,
-                                             "follow_task_ids_if_false")
         self.target_lower, self.target_upper = target_lower, target_upper
-        self.use_task_logical_date = bool(use_task_logical_date)
 
     def choose_branch(self, context: Any) -> Iterable[str]:
-        now = context.get("logical_date") if self.use_task_logical_date else self.clock()
-        if now is None:
-            raise ValueError(f"task {self.task_id!r}: use_task_logical_date=True, but this run "
-                             "has no logical date")
+        now = self.moment(context)
         tz = getattr(context.get("dag"), "timezone", None) or UTC
         base = now.astimezone(tz).date()
         lower = _as_datetime(self.target_lower, base, tz)
