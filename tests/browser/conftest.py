@@ -8,17 +8,14 @@ own browser downloads are never used.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from ui_harness import UiServer
+from ui_harness import UiServer, serving
 
-from statewright.api.server import make_server
 from statewright.config import load_settings
 from statewright.db.engine import make_engine
 from statewright.db.migrate import migrate
@@ -66,21 +63,8 @@ def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
     migrate(engine)
     orders_dag(fail=False).test(engine=engine, logs_folder=settings.logs_folder)
     failed = orders_dag(fail=True).test(engine=engine, logs_folder=settings.logs_folder)
-    server = make_server(engine, settings, host="127.0.0.1", port=0)
-    thread = server.start_thread()
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if httpx.get(server.url + "api/v1/health", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail("the UI server did not start")
-        time.sleep(0.1)
-    yield UiServer(server.url.rstrip("/"), engine, failed.run_id)
-    server.stop()
-    thread.join(10)
+    with serving(engine, settings) as url:
+        yield UiServer(url, engine, failed.run_id)
     engine.dispose()
 
 

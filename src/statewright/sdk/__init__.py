@@ -10,7 +10,8 @@ Exports ``DAG`` and ``@dag``; ``@task`` (with ``.branch``, ``.short_circuit``, `
 a template field passes on unrendered); ``TaskGroup`` and ``@task_group``; ``Label`` (edge
 labels); ``PokeReturnValue`` (what a sensor's poke, or ``@task.sensor``, may return);
 ``BaseHook``, ``Connection``, ``Variable`` and ``mask_secret`` (connections, variables and
-secrets). Running a task lives in
+secrets); assets (``Asset``, ``AssetAlias``, ``AssetAll``, ``AssetAny``,
+``AssetOrTimeSchedule``, ``AssetWatcher``, ``@asset``). Running a task lives in
 ``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
 """
 
@@ -18,6 +19,15 @@ from __future__ import annotations
 
 from statewright.core.trigger_rules import TriggerRule
 from statewright.sdk import macros
+from statewright.sdk.asset_decorator import asset
+from statewright.sdk.assets import (
+    Asset,
+    AssetAlias,
+    AssetAll,
+    AssetAny,
+    AssetOrTimeSchedule,
+    AssetWatcher,
+)
 from statewright.sdk.basehook import BaseHook
 from statewright.sdk.baseoperator import BaseOperator, chain, cross_downstream
 from statewright.sdk.branch import BaseBranchOperator
@@ -52,6 +62,12 @@ __all__ = [
     "DAG",
     "AirflowFailException",
     "AirflowSkipException",
+    "Asset",
+    "AssetAlias",
+    "AssetAll",
+    "AssetAny",
+    "AssetOrTimeSchedule",
+    "AssetWatcher",
     "BaseBranchOperator",
     "BaseHook",
     "BaseOperator",
@@ -75,6 +91,7 @@ __all__ = [
     "TriggerRule",
     "Variable",
     "XComArg",
+    "asset",
     "chain",
     "cross_downstream",
     "dag",

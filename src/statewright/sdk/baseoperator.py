@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 from statewright.core.errors import DagDefinitionError
 from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
 from statewright.sdk import _dag_context, _setup_teardown
+from statewright.sdk import assets as _assets
 from statewright.sdk._dependency import DependencyMixin, flatten_relatives
 from statewright.sdk._validation import (
     to_callback_list,
@@ -170,6 +171,8 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         on_state_change: Any = None,
         cache_key_fn: Any = None,
         cache_expiration: timedelta | float | None = None,
+        outlets: Any = None,
+        inlets: Any = None,
         **kwargs: Any,
     ) -> None:
         self.task_id = validate_id(task_id, "task_id")
@@ -253,6 +256,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         self.cache_key_fn, self.cache_expiration = check_cache_args(
             cache_key_fn, cache_expiration, where
         )
+        self.outlets, self.inlets = _assets.task_asset_lists(outlets, inlets, where)
         self.upstream_task_ids: set[str] = set()
         self.downstream_task_ids: set[str] = set()
 

@@ -20,6 +20,7 @@ from statewright.sdk._validation import (
     unknown_arguments_message,
     validate_id,
 )
+from statewright.sdk.assets import asset_schedule, is_asset_schedule
 from statewright.sdk.params import ParamsDict, check_params
 from statewright.sdk.taskgroup import TaskGroup, adopt_task
 from statewright.sdk.templating import check_template_arguments, check_templates
@@ -89,7 +90,7 @@ class DAG:
         dag_id: str,
         *,
         description: str | None = None,
-        schedule: str | timedelta | None = None,
+        schedule: Any = None,
         start_date: datetime | None = None,
         end_date: datetime | None = None,
         catchup: bool = False,
@@ -436,9 +437,11 @@ def _describe(task: BaseOperator) -> str:
     return f"{type(task).__name__}{where}"
 
 
-def _check_schedule(schedule: Any, where: str) -> str | timedelta | None:
+def _check_schedule(schedule: Any, where: str) -> Any:
     if schedule is None:
         return None
+    if is_asset_schedule(schedule):
+        return asset_schedule(schedule, where)
     if isinstance(schedule, timedelta):
         if schedule <= timedelta(0):
             raise DagDefinitionError(f"{where}: a timedelta schedule must be positive.")

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from statewright.sdk.assets import outlet_report
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.context import Context, build_context, current_context
 from statewright.sdk.exceptions import (
@@ -29,6 +30,7 @@ from statewright.sdk.exceptions import (
 )
 from statewright.sdk.expandinput import LazyXComSequence
 from statewright.sdk.loader import dag_code_imports
+from statewright.sdk.operators.trigger_dagrun import TRIGGER_REQUESTS
 from statewright.sdk.templating import rendering
 from statewright.sdk.xcom_arg import has_references, resolve_references
 
@@ -111,6 +113,11 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     name = _rendered_map_index(context)
     if name is not None:
         outcome.extra["rendered_map_index"] = name
+    if outcome.kind == OutcomeKind.SUCCESS:
+        outcome = _with_outlets(task, context, outcome)
+    if outcome.kind in (OutcomeKind.SUCCESS, OutcomeKind.DEFERRED) and context.get(
+            TRIGGER_REQUESTS):  # runs a TriggerDagRunOperator asks its worker to create
+        outcome.extra["dag_run_requests"] = list(context[TRIGGER_REQUESTS])
     if ti.pushed:  # stored with the outcome, whatever it is (as Airflow writes them at once)
         outcome.extra["xcoms"] = dict(ti.pushed)
     return outcome
@@ -173,6 +180,17 @@ def _rendered_map_index(context: Context) -> str | None:
         log.warning("map_index_template %r could not be rendered: %s", template, exc)
         return None
     return name.strip()[:250] or None
+
+
+def _with_outlets(task: BaseOperator, context: Context, outcome: TaskOutcome) -> TaskOutcome:
+    """A success reports its asset events (recorded by the worker with the state change)."""
+    try:
+        report = outlet_report(task, context)
+    except Exception as exc:  # an extra that is not JSON: the try fails, saying why
+        return _failure(OutcomeKind.FAILED, exc)
+    if report is not None:
+        outcome.extra["asset_events"] = report
+    return outcome
 
 
 def _deferred(exc: TaskDeferred) -> TaskOutcome:

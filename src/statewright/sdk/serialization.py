@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from statewright.sdk._validation import seconds_or_none
+from statewright.sdk.assets import is_asset_schedule, serialize_assets, serialize_task_assets
 from statewright.sdk.dag import timezone_name
 
 if TYPE_CHECKING:
@@ -71,7 +72,9 @@ def serialize_edge_info(dag: DAG) -> list[dict[str, str]]:
     ]
 
 
-def serialize_schedule(schedule: str | timedelta | None) -> str | dict[str, float] | None:
+def serialize_schedule(schedule: Any) -> Any:
+    if is_asset_schedule(schedule):
+        return serialize_assets(schedule)
     if isinstance(schedule, timedelta):
         return {"timedelta_seconds": schedule.total_seconds()}
     return schedule
@@ -103,6 +106,8 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
         "is_setup": task.is_setup,
         "is_teardown": task.is_teardown,
         "on_failure_fail_dagrun": task.on_failure_fail_dagrun,
+        **serialize_task_assets(task),
+        **(task.serialized_fields() if hasattr(task, "serialized_fields") else {}),
         "has_callbacks": {
             "on_execute": bool(task.on_execute_callback),
             "on_success": bool(task.on_success_callback),

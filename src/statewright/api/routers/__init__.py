@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from statewright.api.routers import dag_runs, dags, monitor, secrets, task_instances, templating
+from statewright.api.routers import (
+    assets,
+    dag_runs,
+    dags,
+    monitor,
+    secrets,
+    task_instances,
+    templating,
+)
 
 ROUTERS = (dags.router, dag_runs.router, task_instances.router, monitor.router,
-           templating.router, secrets.router)
+           templating.router, secrets.router, assets.router)
 
 __all__ = ["ROUTERS"]

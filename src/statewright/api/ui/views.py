@@ -109,6 +109,16 @@ def import_errors_page(request: Request) -> Response:
                  page="import_errors", errors=errors)
 
 
+@router.get("/assets", response_class=HTMLResponse)
+def assets_page(request: Request) -> Response:
+    from statewright.api.routers.assets import asset_page_data
+
+    with reading(request) as conn:
+        data = asset_page_data(conn)
+    return _page(request, "assets.html", title="Assets · statewright", page="assets",
+                 data=data)
+
+
 # The admin pages of connections and variables.
 from statewright.api.ui.admin_views import router as _admin_router  # noqa: E402
 

@@ -1,19 +1,34 @@
-"""Built-in operators: PythonOperator and its branching kin, BashOperator, EmptyOperator."""
+"""Built-in operators: PythonOperator and its branching kin, BashOperator, EmptyOperator; the
+cross-DAG ``TriggerDagRunOperator`` and ``ExternalTaskMarker``; ``LatestOnlyOperator``,
+``BranchDayOfWeekOperator`` and ``BranchDateTimeOperator``."""
 
 from __future__ import annotations
 
 from statewright.sdk.operators.bash import BashOperator
+from statewright.sdk.operators.datetime_branch import (
+    BranchDateTimeOperator,
+    BranchDayOfWeekOperator,
+    LatestOnlyOperator,
+    WeekDay,
+)
 from statewright.sdk.operators.empty import EmptyOperator
 from statewright.sdk.operators.python import (
     BranchPythonOperator,
     PythonOperator,
     ShortCircuitOperator,
 )
+from statewright.sdk.operators.trigger_dagrun import ExternalTaskMarker, TriggerDagRunOperator
 
 __all__ = [
     "BashOperator",
+    "BranchDateTimeOperator",
+    "BranchDayOfWeekOperator",
     "BranchPythonOperator",
     "EmptyOperator",
+    "ExternalTaskMarker",
+    "LatestOnlyOperator",
     "PythonOperator",
     "ShortCircuitOperator",
+    "TriggerDagRunOperator",
+    "WeekDay",
 ]

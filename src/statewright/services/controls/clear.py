@@ -185,9 +185,17 @@ def clear_task_instances(
     options = ClearOptions(tuple(task_regexes), upstream, downstream, only_failed,
                            None if map_indexes is None else tuple(map_indexes))
     return run_control(engine, lambda ctx: plan_clear(ctx, options), run_id=run_id,
-                       dag_id=dag_id, actor=actor, now=now, dry_run=dry_run, after=_after_clear)
+                       dag_id=dag_id, actor=actor, now=now, dry_run=dry_run,
+                       after=lambda conn, plan, ctx: after_clear(conn, plan, ctx, actor=actor,
+                                                                 now=now))
 
 
-def _after_clear(conn: Connection, plan: Plan, ctx: RunContext) -> None:
+def after_clear(conn: Connection, plan: Plan, ctx: RunContext, *, actor: Actor = Actor.USER,
+                now: datetime | None = None, follow_markers: bool = True) -> None:
+    """Delete the cleared tasks' results and reschedules; follow their ExternalTaskMarkers."""
     xcom_repo.clear_tasks(conn, [(plan.run_pk, c.task_id, c.map_index) for c in plan.changes])
     controls_repo.delete_task_reschedules(conn, [c.ti_id for c in plan.changes])
+    if follow_markers and now is not None:
+        from statewright.services.controls.cross_dag import clear_external_markers
+
+        clear_external_markers(conn, plan, ctx, actor=actor, now=now)

@@ -29,6 +29,7 @@ from sqlalchemy import Connection
 from statewright.core.errors import DagDefinitionError
 from statewright.db.repositories import dag_files, import_errors
 from statewright.db.repositories import dags as dag_repo
+from statewright.services.dag_processor.asset_refs import schedule_summary, sync_dag_assets
 from statewright.services.dag_processor.importer import ImportOutcome
 from statewright.services.dag_processor.integrity import reconcile_runs
 from statewright.services.dag_view import DagView
@@ -93,6 +94,7 @@ class FileSync:
             results[item.path] = self._file(item, previous_ids, active.get(item.path, set()),
                                             states, batch)
         dag_repo.insert_synced_many(conn, batch.inserts)
+        sync_dag_assets(conn, batch.changed, now)
         dag_repo.touch_parsed(conn, batch.unchanged, now)
         gone = dag_repo.deactivate(conn, batch.gone - set(self._claimed))
         for item in items:
@@ -139,6 +141,7 @@ class FileSync:
             result.dags += 1
             if self._upsert(ser, spec, states.get(dag_id), batch):
                 result.changed += 1
+                batch.changed.append(ser)
             else:
                 batch.unchanged.append(dag_id)
         for dag_id, message in outcome.dag_errors.items():
@@ -176,7 +179,7 @@ class FileSync:
         conn, now = self.conn, self.now
         new_hash = dag_repo.dag_hash(ser)
         schedule = {"timetable": spec.timetable.serialize(),
-                    "schedule_summary": spec.timetable.summary}
+                    "schedule_summary": schedule_summary(ser, spec)}
         if state is None:
             paused = ser.get("is_paused_upon_creation")
             batch.inserts.append({
@@ -204,6 +207,7 @@ class _Batch:
     """What a batch of files writes once it has been decided."""
 
     inserts: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)  # serialized, for their assets
     unchanged: list[str] = field(default_factory=list)
     gone: set[str] = field(default_factory=set)
     errors: dict[str, str] = field(default_factory=dict)

@@ -15,10 +15,12 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
+from statewright.core.asset_conditions import AssetTriggeredTimetable, validate_condition
 from statewright.core.errors import DagDefinitionError
 from statewright.core.schedules import (
     DagRunInfo,
     Timetable,
+    deserialize_timetable,
     parse_schedule,
     validate_schedule_args,
 )
@@ -69,11 +71,17 @@ def _schedule_value(raw: Any) -> Any:
     if isinstance(raw, Mapping):
         if set(raw) == {"timedelta_seconds"}:
             return timedelta(seconds=float(raw["timedelta_seconds"]))
+        if "assets" in raw:  # asset-triggered runs come from asset_runs; time runs from here
+            validate_condition(raw["assets"], "schedule")
+            tt = raw.get("timetable")
+            return AssetTriggeredTimetable() if tt is None else deserialize_timetable(tt)
         raise DagDefinitionError(f"schedule {dict(raw)!r} is not a schedule statewright knows.")
     return raw
 
 
 def _parse_timetable(schedule: Any, timezone: str) -> Timetable:
+    if isinstance(schedule, Timetable):
+        return schedule
     key = json.dumps([schedule if not isinstance(schedule, timedelta)
                       else schedule.total_seconds(), timezone], default=str)
     with _timetables_lock:

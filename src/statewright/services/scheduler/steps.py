@@ -1,6 +1,7 @@
 """The scheduling steps the composition root adds to a ``Scheduler`` (``extra_steps``).
 
 - ``DagRunCreation``: scheduled runs from timetables (``dagrun_creation``);
+- ``AssetRunCreation``: asset-triggered runs from queued asset events (``asset_runs``);
 - ``BackfillProgress``: the runs of backfills, within each backfill's ``max_active_runs``
   (``statewright.services.backfill``);
 - ``LateNaming``: the ``Late`` state name (``late``).
@@ -16,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from statewright.services.backfill import BackfillProgress
+from statewright.services.scheduler.asset_runs import AssetRunCreation
 from statewright.services.scheduler.dagrun_creation import DagRunCreation
 from statewright.services.scheduler.late import LateNaming
 
@@ -24,7 +26,8 @@ if TYPE_CHECKING:
 
 Step = Callable[["Scheduler", datetime], int]
 
-__all__ = ["BackfillProgress", "DagRunCreation", "LateNaming", "scheduling_steps"]
+__all__ = ["AssetRunCreation", "BackfillProgress", "DagRunCreation", "LateNaming",
+           "scheduling_steps"]
 
 
 def scheduling_steps(
@@ -35,6 +38,7 @@ def scheduling_steps(
 ) -> list[Step]:
     return [
         DagRunCreation(max_dags_per_loop=max_dagruns_per_loop),
+        AssetRunCreation(max_dags_per_loop=max_dagruns_per_loop),
         BackfillProgress(),
         LateNaming(run_threshold=late_run_threshold, task_threshold=late_task_threshold),
     ]

@@ -44,6 +44,7 @@ from statewright.services.triggerer.events import Failure, Fired, apply_events, 
 from statewright.services.triggerer.events import clean_up as clean_up_triggers
 from statewright.services.triggerer.runner import FIRED, Outcome, TriggerRunner
 from statewright.services.triggerer.state_reader import make_state_reader
+from statewright.services.triggerer.watchers import WatcherSupervisor
 
 log = logging.getLogger("statewright.triggerer")
 HOSTNAME = socket.gethostname()
@@ -104,6 +105,8 @@ class TriggererJob:
         self.runner = TriggerRunner(on_outcome=self._wake.set,
                                     lag_threshold=self.config.lag_threshold_seconds)
         self.runner.on_blocked = lambda *_: metrics.BLOCKED.inc()
+        self.watchers = WatcherSupervisor(engine, cipher=cipher, clock=clock,
+                                          on_event=self._wake.set)
         self.state_reader = make_state_reader(engine)
         self._serials: dict[int, int] = {}
         self._last_heartbeat = 0.0
@@ -137,6 +140,7 @@ class TriggererJob:
         metrics.HEARTBEAT_AGE.set_function(lambda: time.monotonic() - self._last_heartbeat)
         metrics.RUNNING.set_function(lambda: len(self.runner))
         self.runner.start()
+        self.watchers.start(self.job_id)
         self._remove_listener = door.add_transition_listener(self._on_transitions)
         self._started = True
         log.info("Triggerer %s started on %s (pid %s, capacity %s)", self.job_id,
@@ -151,6 +155,7 @@ class TriggererJob:
             self._remove_listener()
             self._remove_listener = None
         self.runner.stop()
+        self.watchers.stop()
         try:
             self._write_outcomes()
         except Exception:
@@ -199,6 +204,7 @@ class TriggererJob:
             self._heartbeat()
         self._wake.clear()
         stats.fired, stats.failed = self._write_outcomes()
+        stats.fired += self.watchers.write()
         return stats
 
     def _on_transitions(self, events: Sequence[door.TransitionEvent]) -> None:
@@ -233,6 +239,7 @@ class TriggererJob:
             stats.orphans_deleted = self._clean_up()
         stats.cancelled = self._cancel_lost()
         stats.claimed = self._claim()
+        stats.fired += self.watchers.step()  # asset watchers
         return stats
 
     def _heartbeat(self) -> None:

@@ -22,8 +22,10 @@ from statewright.db import transition as door
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
+from statewright.services.asset_events import record_try_outlets
 from statewright.services.dag_view import DagViewCache
 from statewright.services.worker import deferral
+from statewright.services.worker.dag_run_requests import apply_requests
 from statewright.services.worker.rendered import record_rendered_fields
 
 # Kinds a task process may report, plus the ones the supervisor infers.
@@ -76,6 +78,7 @@ def apply_results(
     """Apply finished tries; returns ti_id → the state each one reached (lost races left out)."""
     if not results:
         return {}
+    apply_requests(conn, results, now=now, actor=actor)  # runs a TriggerDagRunOperator asks for
     everything = list(results)
     # Tries that wait (deferred, rescheduled) do not end: applied apart, no history row.
     waiting = [r for r in results if r.kind in deferral.KINDS]
@@ -118,6 +121,7 @@ def apply_results(
     _apply_skips(conn, [r for r in done if reached[r.ti_id] is TI.SUCCESS and r.skip_task_ids],
                  now, actor)
     ti_repo.add_history(conn, [_history_row(r, reached[r.ti_id], now) for r in done])
+    record_try_outlets(conn, done, reached, now)  # asset events, with the state change
     _after_apply(conn, everything, reached, now, actor)
     return reached
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from statewright.sdk import masking, runtime, secrets
+from statewright.sdk.assets import asset_context
 from statewright.sdk.loader import load_dag_file
 from statewright.services.secrets.masks import EXTRA_MASKS
 from statewright.services.secrets.relay import RelayStore
@@ -122,7 +123,9 @@ def run_workload(
             xcoms=runtime.upstream_xcoms(w.xcoms, w.mapped_upstreams),
             pushed_xcoms=getattr(w, "pushed", None), prev=getattr(w, "prev_success", None),
             map_index=w.map_index,
+            extra=asset_context(**getattr(w, "assets", None) or {}),
         )
+        context["dag_run"].run_type = w.run_type  # LatestOnlyOperator reads it
         # A sensor continuing its try after a reschedule (see sdk.sensors.base).
         context["ti"].first_poke_at = getattr(w, "first_poke_at", None)
         context["ti"].poke_count = getattr(w, "poke_count", 0)

@@ -18,6 +18,7 @@ from statewright.db.repositories import prev_runs
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.dag_view import DagView, DagViewCache
+from statewright.services.worker.asset_inputs import add_asset_events
 
 
 @dataclass
@@ -52,6 +53,8 @@ class Workload:
     mapped_upstreams: frozenset[str] = frozenset()
     """Upstream tasks that are mapped: their ``xcoms`` entry is the list of their instances'
     values in map-index order."""
+    assets: dict[str, Any] = field(default_factory=dict)
+    """Asset events for the context: ``triggering`` (of an asset-triggered run), ``inlets``."""
 
 
 def log_path_for(logs_folder: Path | None, dag_id: str, run_id: str, task_id: str,
@@ -153,6 +156,7 @@ def start_tries(
             map_index=r.map_index,
             mapped_upstreams=frozenset(u for u in xcoms if u in view.mapped),
         ))
+    add_asset_events(conn, out, plan)
     return out
 
 

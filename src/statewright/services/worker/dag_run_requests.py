@@ -1,0 +1,66 @@
+"""The runs a ``TriggerDagRunOperator`` try asked for, created by its worker in the transaction
+that applies the try's outcome (success, or deferral to wait for the run).
+
+A target DAG that does not exist, or a run id that exists already, fails the try with the reason
+(``reset_dag_run``: the existing run is cleared and runs again; ``skip_when_already_exists``: the
+try is skipped instead). The target's own DAG is refused: a run triggering itself is a loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from statewright.core.transitions import Actor
+from statewright.db.repositories import runs as run_repo
+from statewright.services.dag_runs import DagNotFound, trigger_dag
+
+log = logging.getLogger("statewright.worker")
+KEY = "dag_run_requests"
+_APPLIES_TO = frozenset({"success", "deferred"})
+
+
+def apply_requests(conn: Connection, results: Sequence[Any], *, now: datetime,
+                   actor: Actor) -> None:
+    """Create the requested runs; a try whose request cannot be met is failed (or skipped)."""
+    for r in results:
+        requests = (r.extra or {}).get(KEY)
+        if not requests or r.kind not in _APPLIES_TO:
+            continue
+        for req in requests:
+            problem = _create(conn, r, req, now=now, actor=actor)
+            if problem is not None:
+                kind, message = problem
+                r.kind, r.error = kind, message
+                log.error("%s.%s: %s", r.dag_id, r.task_id, message)
+                break
+
+
+def _create(conn: Connection, r: Any, req: dict[str, Any], *, now: datetime,
+            actor: Actor) -> tuple[str, str] | None:
+    dag_id, run_id = str(req["dag_id"]), str(req["run_id"])
+    if dag_id == r.dag_id:
+        return "fail_no_retry", (f"TriggerDagRunOperator would trigger its own DAG {dag_id!r}, "
+                                 "a loop that never ends; nothing was triggered.")
+    if run_repo.get_by_run_id(conn, dag_id, run_id) is not None:
+        if req.get("reset_dag_run"):
+            from statewright.services.controls.cross_dag import clear_whole_run
+
+            # The controller runs again because a user cleared it: the target's clear is that
+            # user's action carried on (clearing is a user's edge in the transition table).
+            clear_whole_run(conn, dag_id, run_id, actor=Actor.USER, now=now)
+            return None
+        if req.get("skip_when_already_exists"):
+            return "skipped", f"DAG {dag_id!r} already has a run {run_id!r}; skipped."
+        return "failed", (f"DAG {dag_id!r} already has a run {run_id!r} (pass "
+                          "reset_dag_run=True to clear it and run it again).")
+    try:
+        trigger_dag(conn, dag_id, now=now, actor=actor, conf=req.get("conf") or {},
+                    run_id=run_id, logical_date=datetime.fromisoformat(req["logical_date"]))
+    except DagNotFound as exc:
+        return "failed", f"TriggerDagRunOperator: {exc}"
+    return None
