@@ -14,10 +14,6 @@ from statewright.db.repositories import asset_events as event_repo
 from statewright.db.repositories import assets as asset_repo
 from statewright.db.repositories.asset_events import NewAssetEvent
 
-#: map_index is not yet part of a task instance's report: events of a try carry -1.
-UNMAPPED = -1
-
-
 class UnknownAsset(StatewrightError):
     """An event posted for an asset no DAG defines."""
 
@@ -32,7 +28,7 @@ def record_try_outlets(conn: Connection, results: Sequence[Any],
         if not report or str(getattr(reached.get(r.ti_id), "value", "")) != "success":
             continue
         source = {"source_dag_id": r.dag_id, "source_run_id": r.run_id,
-                  "source_task_id": r.task_id, "source_map_index": UNMAPPED}
+                  "source_task_id": r.task_id, "source_map_index": r.map_index}
         extras = report.get("extras") or {}
         for ref in report.get("outlets") or []:
             if "asset" in ref:
