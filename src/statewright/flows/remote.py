@@ -1,0 +1,113 @@
+"""The flow process's side of the recorder: a process of its own that holds the database
+session and stores every state change before the call returns.
+
+Requests and answers cross two pipes as pickled tuples. The recorder learns that the flow's
+process died (SIGKILL) when its pipe closes without a ``close``: it then ends the run Crashed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from multiprocessing.connection import Connection
+from typing import Any
+
+from statewright.flows.backend import (
+    CacheEntry,
+    Change,
+    FlowRunHandle,
+    FlowRunStart,
+    TaskRunStart,
+)
+
+RECORDER_MODULE = "statewright.services.flows.recorder"
+
+
+class RecorderError(RuntimeError):
+    """The recorder refused or failed a request (its message says why)."""
+
+
+class RecorderClient:
+    """A ``Backend`` whose every call is answered by the recorder process."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], out: Connection, inp: Connection) -> None:
+        self._proc = proc
+        self._out = out
+        self._in = inp
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def start(cls) -> RecorderClient:
+        to_rec_r, to_rec_w = os.pipe()
+        from_rec_r, from_rec_w = os.pipe()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", RECORDER_MODULE, str(to_rec_r), str(from_rec_w),
+             str(os.getpid())],
+            pass_fds=(to_rec_r, from_rec_w), stdin=subprocess.DEVNULL,
+        )
+        os.close(to_rec_r)
+        os.close(from_rec_w)
+        client = cls(proc, Connection(to_rec_w, readable=False),
+                     Connection(from_rec_r, writable=False))
+        try:
+            ok, value = client._in.recv()
+        except EOFError:
+            raise RecorderError(
+                f"The flow recorder process exited at start (exit code {proc.wait()}); its "
+                "error is above.") from None
+        if not ok:
+            proc.wait()
+            raise RecorderError(str(value))
+        return client
+
+    def _call(self, method: str, arg: Any) -> Any:
+        with self._lock:
+            if self._closed:
+                raise RecorderError("The flow recorder is closed.")
+            self._out.send((method, arg))
+            try:
+                ok, value = self._in.recv()
+            except EOFError:
+                raise RecorderError("The flow recorder process is gone; states of this flow "
+                                    "run can no longer be recorded.") from None
+        if not ok:
+            raise RecorderError(str(value))
+        return value
+
+    def start_flow_run(self, req: FlowRunStart) -> FlowRunHandle:
+        result: FlowRunHandle = self._call("start_flow_run", req)
+        return result
+
+    def start_task_run(self, req: TaskRunStart) -> int:
+        return int(self._call("start_task_run", req))
+
+    def task_state(self, change: Change) -> None:
+        self._call("task_state", change)
+
+    def flow_state(self, change: Change) -> None:
+        self._call("flow_state", change)
+
+    def flow_run_state(self, run_pk: int) -> tuple[str, str]:
+        state, name = self._call("flow_run_state", run_pk)
+        return str(state), str(name)
+
+    def cache_get(self, entry: CacheEntry) -> tuple[bool, Any]:
+        hit, value = self._call("cache_get", entry)
+        return bool(hit), value
+
+    def cache_put(self, entry: CacheEntry) -> None:
+        self._call("cache_put", entry)
+
+    def close(self, *, finished: bool) -> None:
+        if self._closed:
+            return
+        try:
+            self._call("close", finished)
+        finally:
+            self._closed = True
+            self._out.close()
+            self._in.close()
+            self._proc.wait()
