@@ -1,0 +1,209 @@
+"""The state-semantics cases: final states and persisted histories as Prefect 3.9 writes them."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Engine
+
+from statewright.flows import Completed, Failed, flow, task, wait
+from statewright.services.flows.recorder import DbBackend
+from tests.integration.flows.conftest import run_history, runs, task_history, task_rows
+
+RUN_OK = [("queued", "Pending"), ("running", "Running"), ("success", "Completed")]
+RUN_FAILED = [("queued", "Pending"), ("running", "Running"), ("failed", "Failed")]
+
+
+def test_a_chain_of_task_calls_is_recorded_as_it_happens(engine: Engine,
+                                                          recorded: DbBackend) -> None:
+    @task
+    def double(x: int) -> int:
+        return 2 * x
+
+    @flow
+    def chain(n: int = 3) -> int:
+        v = 1
+        for _ in range(n):
+            v = double(v)
+        return v
+
+    assert chain() == 8
+    rows = task_rows(engine)
+    assert sorted(rows) == ["double-0", "double-1", "double-2"]
+    assert {r.state for r in rows.values()} == {"success"}
+    assert task_history(engine, "double-1") == ["Pending", "Running", "Completed"]
+    (run,) = runs(engine)
+    assert (run.dag_id, run.state, run.state_name, run.run_type) == (
+        "chain", "success", "Completed", "flow")
+    assert run_history(engine) == RUN_OK
+
+
+def test_retries_without_delay_go_running_to_retrying(engine: Engine,
+                                                      recorded: DbBackend) -> None:
+    calls = []
+
+    @task(retries=2, retry_delay_seconds=0)
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise ValueError("not yet")
+        return "ok"
+
+    @flow
+    def f() -> str:
+        return flaky()
+
+    assert f() == "ok"
+    assert task_history(engine, "flaky-0") == [
+        "Pending", "Running", "Retrying", "Retrying", "Completed"]
+    assert task_rows(engine)["flaky-0"].try_number == 3
+
+
+def test_retries_with_a_delay_wait_in_awaiting_retry(engine: Engine, recorded: DbBackend,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("statewright.flows.flow_engine.time.sleep", slept.append)
+    calls = []
+
+    @task(retries=1, retry_delay_seconds=[7])
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 2:
+            raise ValueError("not yet")
+        return "ok"
+
+    @flow
+    def f() -> str:
+        return flaky()
+
+    assert f() == "ok"
+    assert slept == [7.0]
+    assert task_history(engine, "flaky-0") == [
+        "Pending", "Running", "AwaitingRetry", "Retrying", "Completed"]
+
+
+def test_retries_exhausted_fail_the_task_and_the_flow(engine: Engine,
+                                                      recorded: DbBackend) -> None:
+    @task(retries=1)
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    @flow
+    def f() -> None:
+        boom()
+
+    with pytest.raises(RuntimeError, match="boom"):
+        f()
+    assert task_history(engine, "boom-0") == ["Pending", "Running", "Retrying", "Failed"]
+    assert run_history(engine) == RUN_FAILED
+
+
+def test_a_failed_task_the_flow_ignores_leaves_the_flow_completed(engine: Engine,
+                                                                  recorded: DbBackend) -> None:
+    @task
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    @flow
+    def f() -> str:
+        future = boom.submit()
+        wait([future])
+        state = boom(return_state=True)
+        assert state.is_failed()
+        return "fine"
+
+    assert f() == "fine"
+    rows = task_rows(engine)
+    assert rows["boom-0"].state == rows["boom-1"].state == "failed"
+    assert run_history(engine) == RUN_OK
+
+
+def test_a_failed_future_returned_fails_the_flow(engine: Engine, recorded: DbBackend) -> None:
+    @task
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    @flow
+    def f() -> object:
+        return boom(return_state=True)
+
+    state = f(return_state=True)
+    assert state.is_failed()
+    assert run_history(engine) == RUN_FAILED
+
+
+def test_returned_states_decide_the_final_state(engine: Engine, recorded: DbBackend) -> None:
+    @task
+    def ok() -> int:
+        return 1
+
+    @task
+    def fails_by_state() -> object:
+        return Failed(message="decided to fail")
+
+    @flow
+    def returns_list() -> object:
+        return [ok(return_state=True), fails_by_state(return_state=True)]
+
+    @flow
+    def returns_completed() -> object:
+        fails_by_state(return_state=True)
+        return Completed(message="all good anyway")
+
+    assert returns_list(return_state=True).is_failed()
+    assert returns_completed(return_state=True).is_completed()
+    first, second = runs(engine)
+    assert (first.state, second.state) == ("failed", "success")
+    assert task_rows(engine)["fails_by_state-0"].state_name == "Failed"
+
+
+def test_a_raising_flow_fails(engine: Engine, recorded: DbBackend) -> None:
+    @flow
+    def f() -> None:
+        raise KeyError("missing")
+
+    with pytest.raises(KeyError):
+        f()
+    (run,) = runs(engine)
+    assert run.state == "failed"
+    assert "KeyError" in run.state_message
+
+
+def test_cache_miss_then_hit(engine: Engine, recorded: DbBackend) -> None:
+    from statewright.flows.cache_policies import INPUTS
+
+    calls = []
+
+    @task(cache_policy=INPUTS)
+    def slow(x: int) -> int:
+        calls.append(x)
+        return x * 10
+
+    @flow
+    def f() -> list[int]:
+        return [slow(4), slow(4)]
+
+    assert f() == [40, 40]
+    assert calls == [4]
+    assert task_history(engine, "slow-0") == ["Pending", "Running", "Completed"]
+    assert task_history(engine, "slow-1") == ["Pending", "Running", "Cached"]
+
+
+def test_a_subflow_is_a_child_run_with_a_task_run_in_the_parent(engine: Engine,
+                                                                 recorded: DbBackend) -> None:
+    from statewright.db.repositories import flows as flow_repo
+
+    @flow
+    def child(x: int) -> int:
+        return x + 1
+
+    @flow
+    def parent() -> int:
+        return child(1) + child(2)
+
+    assert parent() == 5
+    parent_run, *children = runs(engine)
+    assert [r.dag_id for r in children] == ["child", "child"]
+    assert task_history(engine, "child-0") == ["Pending", "Running", "Completed"]
+    with engine.connect() as conn:
+        kids = flow_repo.child_runs(conn, parent_run.id)
+    assert [k.dag_run_id for k in kids] == [r.id for r in children]
