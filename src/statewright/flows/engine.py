@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -60,7 +60,7 @@ _TI_OF_TYPE = {
 _TI_NAMES = {"Completed", "Cached", "RolledBack", "Failed", "Crashed", "TimedOut", "Cancelled"}
 
 
-class TerminationSignal(BaseException):  # noqa: N818 - Prefect's name
+class TerminationSignal(BaseException):
     """The flow's process received SIGTERM: the run ends Crashed."""
 
     def __init__(self, signal: int) -> None:
@@ -195,7 +195,7 @@ def run_task(ctx: FlowRunContext, task: Task[..., Any], args: tuple[Any, ...],
         pk = ctx.backend.start_task_run(_start(ctx, task, name, run=False))
         state = Pending(message=str(exc), name="NotReady")
         ctx.backend.task_state(Change(pk, "none", "none", "NotReady", str(exc), 0))
-        return state  # type: ignore[no-any-return]
+        return state
     pk = ctx.backend.start_task_run(_start(ctx, task, name))
     task_run = TaskRun(pk, name, task.task_key, dynamic_key, ctx.flow_run.id, tags=task.tags)
     tctx = TaskRunContext(task, task_run, ctx, params,
@@ -287,7 +287,7 @@ def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
 def _running() -> State:
     from statewright.flows.states import Running
 
-    return Running()  # type: ignore[no-any-return]
+    return Running()
 
 
 def _call(task: Task[..., Any], tctx: TaskRunContext) -> tuple[State, BaseException | None]:
@@ -388,8 +388,9 @@ def _stage(ctx: FlowRunContext, tctx: TaskRunContext, txn: Transaction, state: S
         _rename(ctx, run, RolledBack(message="Task rolled back as part of transaction"))
 
     rolled_back.log_on_run = False  # type: ignore[attr-defined]
-    txn.stage(state.data, on_rollback_hooks=([] if state.is_failed() else [rolled_back])
-              + task.on_rollback_hooks, on_commit_hooks=task.on_commit_hooks)
+    own: list[Callable[[Transaction], Any]] = [] if state.is_failed() else [rolled_back]
+    txn.stage(state.data, on_rollback_hooks=own + task.on_rollback_hooks,
+              on_commit_hooks=task.on_commit_hooks)
     if state.is_failed() or state.is_crashed():
         txn.rollback()
         run_hooks(task.on_failure_hooks, task, run, state, "on_failure")

@@ -25,7 +25,6 @@ from statewright.flows.engine import CRASHES, TerminationSignal, crash_running
 from statewright.flows.hooks import run_hooks
 from statewright.flows.runtime import open_backend
 from statewright.flows.states import (
-    Completed,
     Crashed,
     Failed,
     State,
@@ -49,7 +48,7 @@ ADOPT_ENV = "STATEWRIGHT_FLOW_RUN_PK"
 HOSTNAME = socket.gethostname()
 
 
-class FlowRunSuspended(BaseException):  # noqa: N818 - ends the process's flow run
+class FlowRunSuspended(BaseException):
     """``suspend_flow_run``: the run is Suspended and its process stops running it."""
 
 
@@ -141,7 +140,7 @@ def _attempts(ctx: FlowRunContext, params: dict[str, Any]) -> State:
 def _running() -> State:
     from statewright.flows.states import Running
 
-    return Running()  # type: ignore[no-any-return]
+    return Running()
 
 
 def _finish(ctx: FlowRunContext, state: State) -> None:

@@ -61,7 +61,7 @@ class Flow(Generic[P, R]):
             raise ValueError(f"retry_delay_seconds must be ≥ 0; got {retry_delay_seconds!r}.")
         if timeout_seconds is not None and timeout_seconds <= 0:
             raise ValueError(f"timeout_seconds must be > 0; got {timeout_seconds!r}.")
-        raw = name or getattr(fn, "__name__", type(fn).__name__)
+        raw = str(name or getattr(fn, "__name__", type(fn).__name__))
         self.fn = fn
         self.name: str = raw.replace("_", "-") if name is None else raw
         if not self.name or "/" in self.name or "%" in self.name or "&" in self.name:

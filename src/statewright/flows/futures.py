@@ -23,7 +23,7 @@ class TaskRunFuture:
         """The task run's state now (Pending until it has finished)."""
         if self._future.done():
             return self._future.result()
-        return Pending()  # type: ignore[no-any-return]
+        return Pending()
 
     def wait(self, timeout: float | None = None) -> None:
         cf.wait([self._future], timeout=timeout)

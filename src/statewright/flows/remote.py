@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -36,7 +37,9 @@ class RecorderClient:
         self._proc = proc
         self._out = out
         self._in = inp
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one round trip at a time
+        self._queue_lock = threading.Lock()
+        self._queue: list[tuple[str, Any, Future[Any]]] = []
         self._closed = False
 
     @classmethod
@@ -64,18 +67,37 @@ class RecorderClient:
         return client
 
     def _call(self, method: str, arg: Any) -> Any:
+        """Send the request and wait for its answer. Requests that threads make while a round
+        trip is under way go together in the next one (the recorder stores them in one
+        transaction); each caller still returns only once its change is stored."""
+        mine: Future[Any] = Future()
+        with self._queue_lock:
+            self._queue.append((method, arg, mine))
         with self._lock:
+            if not mine.done():
+                with self._queue_lock:
+                    batch, self._queue = self._queue, []
+                self._round_trip(batch)
+        return mine.result()
+
+    def _round_trip(self, batch: list[tuple[str, Any, Future[Any]]]) -> None:
+        try:
             if self._closed:
                 raise RecorderError("The flow recorder is closed.")
-            self._out.send((method, arg))
-            try:
-                ok, value = self._in.recv()
-            except EOFError:
-                raise RecorderError("The flow recorder process is gone; states of this flow "
-                                    "run can no longer be recorded.") from None
-        if not ok:
-            raise RecorderError(str(value))
-        return value
+            self._out.send(("batch", [(m, a) for m, a, _f in batch]))
+            answers = self._in.recv()
+        except (EOFError, OSError, RecorderError) as exc:
+            err = exc if isinstance(exc, RecorderError) else RecorderError(
+                "The flow recorder process is gone; states of this flow run can no longer be "
+                "recorded.")
+            for _m, _a, fut in batch:
+                fut.set_exception(err)
+            return
+        for (_m, _a, fut), (ok, value) in zip(batch, answers, strict=True):
+            if ok:
+                fut.set_result(value)
+            else:
+                fut.set_exception(RecorderError(str(value)))
 
     def start_flow_run(self, req: FlowRunStart) -> FlowRunHandle:
         result: FlowRunHandle = self._call("start_flow_run", req)
@@ -105,7 +127,11 @@ class RecorderClient:
         if self._closed:
             return
         try:
-            self._call("close", finished)
+            with self._lock:
+                self._out.send(("close", finished))
+                self._in.recv()
+        except (EOFError, OSError):
+            pass
         finally:
             self._closed = True
             self._out.close()

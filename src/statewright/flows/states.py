@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 
 class StateType(StrEnum):
@@ -114,7 +114,12 @@ def _state_error(state: State) -> BaseException:
     return cls(state.message or f"Run ended in state {state.name}.")
 
 
-def _make(type_: StateType, default_name: str) -> Any:
+class StateFactory(Protocol):
+    def __call__(self, message: str | None = None, data: Any = None, name: str | None = None,
+                 **details: Any) -> State: ...
+
+
+def _make(type_: StateType, default_name: str) -> StateFactory:
     def build(
         message: str | None = None, data: Any = None, name: str | None = None, **details: Any
     ) -> State:

@@ -106,7 +106,7 @@ class Task(Generic[P, R]):
         if cache_key_fn is not None and cache_policy is not None:
             raise ValueError("Give cache_key_fn or cache_policy, not both.")
         self.fn = fn
-        self.name: str = name or getattr(fn, "__name__", type(fn).__name__)
+        self.name: str = str(name or getattr(fn, "__name__", type(fn).__name__))
         self.description = description or inspect.getdoc(fn)
         self.tags = tuple(tags or ())
         self.version = version
@@ -158,7 +158,7 @@ class Task(Generic[P, R]):
 
     def with_options(self, **options: Any) -> Task[P, R]:
         """A copy with some options changed (Prefect's ``with_options``)."""
-        keep = {
+        keep: dict[str, Any] = {
             "name": self.name, "description": self.description, "tags": self.tags,
             "version": self.version, "cache_expiration": self.cache_expiration,
             "task_run_name": self.task_run_name, "retries": self.retries,

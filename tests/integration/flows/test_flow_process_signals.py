@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
-
 from tests.integration.flows.conftest import run_history, runs, task_history
 
 SCRIPT = """

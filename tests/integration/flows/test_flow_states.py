@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import Engine
+from tests.integration.flows.conftest import run_history, runs, task_history, task_rows
 
 from statewright.flows import Completed, Failed, flow, task, wait
 from statewright.services.flows.recorder import DbBackend
-from tests.integration.flows.conftest import run_history, runs, task_history, task_rows
 
 RUN_OK = [("queued", "Pending"), ("running", "Running"), ("success", "Completed")]
 RUN_FAILED = [("queued", "Pending"), ("running", "Running"), ("failed", "Failed")]

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 from sqlalchemy import Engine
+from tests.integration.flows.conftest import runs, task_rows
 
 from statewright.compat.prefect import enabled, install, uninstall
 from statewright.services.flows.recorder import DbBackend
-from tests.integration.flows.conftest import runs, task_rows
 
 TUTORIAL = Path(__file__).parent / "tutorial" / "hello.py"
 

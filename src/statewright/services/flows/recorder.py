@@ -35,6 +35,8 @@ from statewright.flows.backend import (
 )
 
 ACTOR = Actor.WORKER
+_REQUESTS = frozenset({"start_flow_run", "start_task_run", "task_state", "flow_state",
+                       "flow_run_state", "cache_get", "cache_put"})
 log = logging.getLogger(__name__)
 
 
@@ -56,100 +58,155 @@ class DbBackend:
         self.engine = engine
         self.recorder_pid = recorder_pid
         self.open_runs: set[int] = set()
+        self._runs: dict[int, tuple[str, str]] = {}
         self._lock = threading.Lock()
 
+    # -- the Backend protocol: one transaction per request -------------------------------------
+
     def start_flow_run(self, req: FlowRunStart) -> FlowRunHandle:
-        now = _now()
-        with transaction(self.engine) as conn:
-            flow_repo.ensure_flow(conn, req.flow_name, fileloc=req.fileloc,
-                                  description=req.description, now=now)
-            if req.adopt_run is not None:
-                pk = req.adopt_run
-                door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING, actor=ACTOR,
-                                       now=now)
-                run_id = str(door_run(conn, pk).run_id)
-            else:
-                stamp = now.strftime("%Y-%m-%dT%H:%M:%S")
-                run_id = f"{req.run_name or 'flow'}__{stamp}_{uuid.uuid4().hex[:6]}"
-                pk = door.create_dag_run(conn, dag_id=req.flow_name, run_id=run_id,
-                                         run_type="flow", actor=ACTOR, now=now,
-                                         conf=req.parameters, name=StateName.PENDING)
-                door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING, actor=ACTOR,
-                                       now=now)
-            parent_run = None
-            if req.parent_task_run is not None:
-                parent_run = _parent_run_of(conn, req.parent_task_run)
-            flow_repo.insert_flow_run(conn, {
-                "dag_run_id": pk, "parent_dag_run_id": parent_run,
-                "parent_task_instance_id": req.parent_task_run, "parameters": req.parameters,
-                "hostname": req.hostname, "pid": req.pid, "recorder_pid": self.recorder_pid,
-                "last_heartbeat_at": now})
-        with self._lock:
-            self.open_runs.add(pk)
-        return FlowRunHandle(pk, run_id, req.flow_name)
+        result: FlowRunHandle = self.apply("start_flow_run", req)
+        return result
 
     def start_task_run(self, req: TaskRunStart) -> int:
-        now = _now()
-        with transaction(self.engine) as conn:
-            run = door_run(conn, req.run_pk)
-            (pk,) = door.create_task_instances(
-                conn, dag_run_id=req.run_pk, dag_id=run.dag_id, run_id=run.run_id,
-                rows=[{"task_id": req.task_run_name, "max_tries": req.max_tries,
-                       "operator": "@task", "hostname": req.hostname, "pid": req.pid}],
-                actor=ACTOR, now=now)
-            if req.run:
-                door.set_task_instance_state(conn, pk, frm=TI.NONE, to=TI.RUNNING, actor=ACTOR,
-                                             now=now, increment_try=True)
-        return pk
+        return int(self.apply("start_task_run", req))
 
     def task_state(self, change: Change) -> None:
-        now = _now()
+        self.apply("task_state", change)
+
+    def flow_state(self, change: Change) -> None:
+        self.apply("flow_state", change)
+
+    def flow_run_state(self, run_pk: int) -> tuple[str, str]:
+        with read_snapshot(self.engine) as conn:
+            return self._flow_run_state(conn, run_pk, _now())
+
+    def cache_get(self, entry: CacheEntry) -> tuple[bool, Any]:
+        with read_snapshot(self.engine) as conn:
+            return self._cache_get(conn, entry, _now())
+
+    def cache_put(self, entry: CacheEntry) -> None:
+        self.apply("cache_put", entry)
+
+    def apply(self, method: str, arg: Any) -> Any:
+        if method not in _REQUESTS:
+            raise ValueError(f"{method!r} is not a request of the flow recorder.")
         with transaction(self.engine) as conn:
-            if change.frm == change.to and change.to != TI.RUNNING.value:
-                door.rename_task_instances(conn, [change.pk], state=TI(change.to),
-                                           name=_name(change.name), actor=ACTOR, now=now,
-                                           message=change.message)
-                return
-            values = {"next_retry_at": change.next_retry_at} if change.next_retry_at else None
-            res = door.set_task_instance_state(
-                conn, change.pk, frm=TI(change.frm), to=TI(change.to), actor=ACTOR, now=now,
-                name=_name(change.name), message=change.message,
-                try_number=change.try_number if change.try_number else None,
-                increment_try=change.increment_try, values=values)
+            return getattr(self, f"_{method}")(conn, arg, _now())
+
+    def apply_batch(self, batch: list[tuple[str, Any]]) -> list[tuple[bool, Any]]:
+        """Requests of several threads in one transaction (one commit for all); when one
+        fails, each is applied alone so that only that one fails."""
+        if len(batch) > 1:
+            try:
+                with transaction(self.engine) as conn:
+                    now = _now()
+                    for method, _arg in batch:
+                        if method not in _REQUESTS:
+                            raise ValueError(method)
+                    return [(True, getattr(self, f"_{m}")(conn, a, now)) for m, a in batch]
+            except Exception:
+                log.debug("a batch of %d requests failed; applying them one by one", len(batch))
+        out: list[tuple[bool, Any]] = []
+        for method, arg in batch:
+            try:
+                out.append((True, self.apply(method, arg)))
+            except Exception as exc:
+                log.exception("recorder request %s failed", method)
+                out.append((False, f"{type(exc).__name__}: {exc}"))
+        return out
+
+    def _run_keys(self, conn: Any, run_pk: int) -> tuple[str, str]:
+        keys = self._runs.get(run_pk)
+        if keys is None:
+            run = door_run(conn, run_pk)
+            keys = self._runs[run_pk] = (str(run.dag_id), str(run.run_id))
+        return keys
+
+    # -- requests (each inside the caller's transaction) -------------------------------------
+
+    def _start_flow_run(self, conn: Any, req: FlowRunStart, now: datetime) -> FlowRunHandle:
+        flow_repo.ensure_flow(conn, req.flow_name, fileloc=req.fileloc,
+                              description=req.description, now=now)
+        if req.adopt_run is not None:
+            pk = req.adopt_run
+            door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING, actor=ACTOR,
+                                   now=now)
+            run_id = str(door_run(conn, pk).run_id)
+        else:
+            stamp = now.strftime("%Y-%m-%dT%H:%M:%S")
+            run_id = f"{req.run_name or 'flow'}__{stamp}_{uuid.uuid4().hex[:6]}"
+            pk = door.create_dag_run(conn, dag_id=req.flow_name, run_id=run_id,
+                                     run_type="flow", actor=ACTOR, now=now,
+                                     conf=req.parameters, name=StateName.PENDING)
+            door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING, actor=ACTOR,
+                                   now=now)
+        parent_run = None
+        if req.parent_task_run is not None:
+            parent_run = _parent_run_of(conn, req.parent_task_run)
+        flow_repo.insert_flow_run(conn, {
+            "dag_run_id": pk, "parent_dag_run_id": parent_run,
+            "parent_task_instance_id": req.parent_task_run, "parameters": req.parameters,
+            "hostname": req.hostname, "pid": req.pid, "recorder_pid": self.recorder_pid,
+            "last_heartbeat_at": now})
+        with self._lock:
+            self.open_runs.add(pk)
+            self._runs[pk] = (req.flow_name, run_id)
+        return FlowRunHandle(pk, run_id, req.flow_name)
+
+    def _start_task_run(self, conn: Any, req: TaskRunStart, now: datetime) -> int:
+        dag_id, run_id = self._run_keys(conn, req.run_pk)
+        row = {"max_tries": req.max_tries, "operator": "@task", "hostname": req.hostname,
+               "pid": req.pid}
+        if req.run:
+            return door.create_running_task_instance(
+                conn, dag_run_id=req.run_pk, dag_id=dag_id, run_id=run_id,
+                task_id=req.task_run_name, values=row, actor=ACTOR, now=now)
+        (pk,) = door.create_task_instances(
+            conn, dag_run_id=req.run_pk, dag_id=dag_id, run_id=run_id,
+            rows=[{"task_id": req.task_run_name, **row}], actor=ACTOR, now=now)
+        return pk
+
+    def _task_state(self, conn: Any, change: Change, now: datetime) -> None:
+        if change.frm == change.to and change.to != TI.RUNNING.value:
+            door.rename_task_instances(conn, [change.pk], state=TI(change.to),
+                                       name=_name(change.name), actor=ACTOR, now=now,
+                                       message=change.message)
+            return
+        values = {"next_retry_at": change.next_retry_at} if change.next_retry_at else None
+        res = door.set_task_instance_state(
+            conn, change.pk, frm=TI(change.frm), to=TI(change.to), actor=ACTOR, now=now,
+            name=_name(change.name), message=change.message,
+            try_number=change.try_number if change.try_number else None,
+            increment_try=change.increment_try, values=values)
         if res.lost:
             log.warning("task run %s: %s → %s not applied, it is %s", change.pk, change.frm,
                         change.to, res.lost[change.pk])
 
-    def flow_state(self, change: Change) -> None:
-        now = _now()
-        with transaction(self.engine) as conn:
-            if change.frm == change.to:
-                door.rename_dag_runs(conn, [change.pk], state=RUN(change.to),
-                                     name=_name(change.name), actor=ACTOR, now=now,
+    def _flow_state(self, conn: Any, change: Change, now: datetime) -> None:
+        if change.frm == change.to:
+            door.rename_dag_runs(conn, [change.pk], state=RUN(change.to),
+                                 name=_name(change.name), actor=ACTOR, now=now,
+                                 message=change.message)
+            return
+        res = door.set_dag_run_state(conn, change.pk, frm=RUN(change.frm), to=RUN(change.to),
+                                     actor=ACTOR, now=now, name=_name(change.name),
                                      message=change.message)
-                return
-            res = door.set_dag_run_state(conn, change.pk, frm=RUN(change.frm), to=RUN(change.to),
-                                         actor=ACTOR, now=now, name=_name(change.name),
-                                         message=change.message)
         if res.lost:
             log.warning("flow run %s: %s → %s not applied, it is %s", change.pk, change.frm,
                         change.to, res.lost[change.pk])
 
-    def flow_run_state(self, run_pk: int) -> tuple[str, str]:
-        with read_snapshot(self.engine) as conn:
-            return flow_repo.run_state(conn, run_pk)
+    def _flow_run_state(self, conn: Any, run_pk: int, now: datetime) -> tuple[str, str]:
+        return flow_repo.run_state(conn, run_pk)
 
-    def cache_get(self, entry: CacheEntry) -> tuple[bool, Any]:
-        with read_snapshot(self.engine) as conn:
-            row = task_cache.lookup(conn, entry.flow_name, entry.task_key, entry.key, _now())
+    def _cache_get(self, conn: Any, entry: CacheEntry, now: datetime) -> tuple[bool, Any]:
+        row = task_cache.lookup(conn, entry.flow_name, entry.task_key, entry.key, now)
         return (True, row.value) if row is not None else (False, None)
 
-    def cache_put(self, entry: CacheEntry) -> None:
-        with transaction(self.engine) as conn:
-            task_cache.store(conn, [{
-                "dag_id": entry.flow_name, "task_id": entry.task_key, "cache_key": entry.key,
-                "value": entry.value, "created_at": _now(), "expires_at": entry.expires_at,
-                "run_id": entry.run_id, "try_number": entry.try_number}])
+    def _cache_put(self, conn: Any, entry: CacheEntry, now: datetime) -> None:
+        task_cache.store(conn, [{
+            "dag_id": entry.flow_name, "task_id": entry.task_key, "cache_key": entry.key,
+            "value": entry.value, "created_at": now, "expires_at": entry.expires_at,
+            "run_id": entry.run_id, "try_number": entry.try_number}])
 
     def heartbeat(self) -> None:
         with self._lock:
@@ -214,11 +271,8 @@ def serve(backend: DbBackend, inp: Connection, out: Connection, stop: threading.
             backend.close(finished=bool(arg))
             out.send((True, None))
             return True
-        try:
-            out.send((True, getattr(backend, method)(arg)))
-        except Exception as exc:  # the flow process gets the reason
-            log.exception("recorder request %s failed", method)
-            out.send((False, f"{type(exc).__name__}: {exc}"))
+        out.send(backend.apply_batch(arg) if method == "batch"
+                 else backend.apply_batch([(method, arg)])[0])
 
 
 def main(argv: list[str]) -> int:
