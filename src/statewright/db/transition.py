@@ -393,6 +393,8 @@ def create_dag_runs(
 
 def _shape_rows(rows: Sequence[Mapping[str, Any]], keys: list[str]) -> list[tuple[Any, ...]]:
     """Rows as tuples in ``keys`` order (missing columns take their defaults)."""
+    if not rows:  # a run with no task instances yet (a flow's)
+        return []
     keyset = set(keys)
     getter = operator.itemgetter(*keys)
     one = len(keys) == 1

@@ -77,6 +77,29 @@ class CacheEntry:
     try_number: int | None = None
 
 
+@dataclass(frozen=True)
+class Deployment:
+    """``flow.serve(...)``: the flow, its entrypoint and its schedule (a cron string or a
+    number of seconds)."""
+
+    flow_name: str
+    name: str
+    entrypoint: str
+    parameters: dict[str, Any]
+    cron: str | None = None
+    interval_seconds: float | None = None
+    description: str | None = None
+    tags: tuple[str, ...] = ()
+    paused: bool = False
+
+
+@dataclass(frozen=True)
+class QueuedRun:
+    run_pk: int
+    run_id: str
+    parameters: dict[str, Any]
+
+
 class Backend(Protocol):
     def start_flow_run(self, req: FlowRunStart) -> FlowRunHandle: ...
 
@@ -92,6 +115,10 @@ class Backend(Protocol):
 
     def cache_put(self, entry: CacheEntry) -> None: ...
 
+    def register_deployment(self, deployment: Deployment) -> None: ...
+
+    def queued_runs(self, flow_name: str) -> list[QueuedRun]: ...
+
     def close(self, *, finished: bool) -> None: ...
 
 
@@ -101,6 +128,7 @@ class MemoryBackend:
 
     history: list[tuple[str, int, str, str]] = field(default_factory=list)
     runs: dict[int, tuple[str, str]] = field(default_factory=dict)
+    deployments: dict[str, Deployment] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _cache: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -143,6 +171,13 @@ class MemoryBackend:
     def cache_put(self, entry: CacheEntry) -> None:
         with self._lock:
             self._cache[(entry.flow_name, entry.task_key, entry.key)] = entry.value
+
+    def register_deployment(self, deployment: Deployment) -> None:
+        with self._lock:
+            self.deployments[deployment.flow_name] = deployment
+
+    def queued_runs(self, flow_name: str) -> list[QueuedRun]:
+        return []
 
     def close(self, *, finished: bool) -> None:
         return None

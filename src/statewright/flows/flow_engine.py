@@ -24,6 +24,7 @@ from statewright.flows.context import FlowRun, FlowRunContext, flow_run_ctx, pri
 from statewright.flows.engine import CRASHES, TerminationSignal, crash_running
 from statewright.flows.hooks import run_hooks
 from statewright.flows.runtime import open_backend
+from statewright.flows.serving import ADOPT_ENV
 from statewright.flows.states import (
     Crashed,
     Failed,
@@ -44,7 +45,6 @@ _RUN_OF_TYPE = {
     StateType.CANCELLED: ("cancelled", "Cancelled"),
 }
 _TASK_OF_RUN = {"success": "success", "failed": "failed", "cancelled": "failed"}
-ADOPT_ENV = "STATEWRIGHT_FLOW_RUN_PK"
 HOSTNAME = socket.gethostname()
 
 
@@ -78,7 +78,7 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
         parent_ti = backend.start_task_run(TaskRunStart(
             parent.handle.run_pk, f"{flow.name}-{parent.next_dynamic_key(key)}", key, 0,
             pid=os.getpid(), hostname=HOSTNAME))
-    adopt = os.environ.get(ADOPT_ENV) if parent is None else None
+    adopt = os.environ.pop(ADOPT_ENV, None) if parent is None else None
     handle = backend.start_flow_run(FlowRunStart(
         flow.name, _run_name(flow, params), _json_safe(params), _fileloc(flow),
         flow.description, parent_task_run=parent_ti, adopt_run=int(adopt) if adopt else None,

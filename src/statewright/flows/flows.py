@@ -134,11 +134,11 @@ class Flow(Generic[P, R]):
     def serve(self, name: str | None = None, *, cron: str | None = None,
               interval: float | timedelta | None = None, parameters: dict[str, Any] | None = None,
               description: str | None = None, tags: Iterable[str] | None = None,
-              paused: bool = False, **_ignored: Any) -> Any:
+              paused: bool = False) -> None:
         """Register a schedule for this flow that the scheduler runs like a DAG's."""
         from statewright.flows.serving import serve_flow
 
-        return serve_flow(self, name=name, cron=cron, interval=interval,
+        serve_flow(self, name=name, cron=cron, interval=interval,
                           parameters=parameters, description=description, tags=tags,
                           paused=paused)
 

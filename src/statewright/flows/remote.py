@@ -18,8 +18,10 @@ from typing import Any
 from statewright.flows.backend import (
     CacheEntry,
     Change,
+    Deployment,
     FlowRunHandle,
     FlowRunStart,
+    QueuedRun,
     TaskRunStart,
 )
 
@@ -122,6 +124,12 @@ class RecorderClient:
 
     def cache_put(self, entry: CacheEntry) -> None:
         self._call("cache_put", entry)
+
+    def register_deployment(self, deployment: Deployment) -> None:
+        self._call("register_deployment", deployment)
+
+    def queued_runs(self, flow_name: str) -> list[QueuedRun]:
+        return list(self._call("queued_runs", flow_name))
 
     def close(self, *, finished: bool) -> None:
         if self._closed:

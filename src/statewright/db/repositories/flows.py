@@ -114,3 +114,8 @@ def queued_flow_runs(conn: Connection, limit: int = 50) -> list[Any]:
         .join(dag, dag.c.dag_id == dag_run.c.dag_id)
         .where(dag.c.kind == FLOW, dag_run.c.state == "queued", dag.c.is_paused.is_(False))
         .order_by(dag_run.c.queued_at, dag_run.c.id).limit(limit)).all())
+
+
+def mark_flow(conn: Connection, name: str, *, paused: bool) -> None:
+    """Keep the row a flow's (``upsert_dag`` writes DAGs' columns) and set its pause."""
+    conn.execute(update(dag).where(dag.c.dag_id == name).values(kind=FLOW, is_paused=paused))

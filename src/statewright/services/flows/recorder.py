@@ -29,14 +29,18 @@ from statewright.db.repositories import task_cache
 from statewright.flows.backend import (
     CacheEntry,
     Change,
+    Deployment,
     FlowRunHandle,
     FlowRunStart,
+    QueuedRun,
     TaskRunStart,
 )
+from statewright.services.flows.deployments import register_deployment
 
 ACTOR = Actor.WORKER
 _REQUESTS = frozenset({"start_flow_run", "start_task_run", "task_state", "flow_state",
-                       "flow_run_state", "cache_get", "cache_put"})
+                       "flow_run_state", "cache_get", "cache_put", "register_deployment",
+                       "queued_runs"})
 log = logging.getLogger(__name__)
 
 
@@ -129,8 +133,11 @@ class DbBackend:
                               description=req.description, now=now)
         if req.adopt_run is not None:
             pk = req.adopt_run
-            door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING, actor=ACTOR,
-                                   now=now)
+            res = door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING,
+                                         actor=ACTOR, now=now)
+            if not res.changed:
+                raise ValueError(f"Flow run {pk} cannot be started: it is "
+                                 f"{res.lost.get(pk) or 'already running'}, not queued.")
             run_id = str(door_run(conn, pk).run_id)
         else:
             stamp = now.strftime("%Y-%m-%dT%H:%M:%S")
@@ -207,6 +214,20 @@ class DbBackend:
             "dag_id": entry.flow_name, "task_id": entry.task_key, "cache_key": entry.key,
             "value": entry.value, "created_at": now, "expires_at": entry.expires_at,
             "run_id": entry.run_id, "try_number": entry.try_number}])
+
+    def _register_deployment(self, conn: Any, d: Deployment, now: datetime) -> None:
+        register_deployment(conn, d, now)
+
+    def register_deployment(self, deployment: Deployment) -> None:
+        self.apply("register_deployment", deployment)
+
+    def _queued_runs(self, conn: Any, flow_name: str, now: datetime) -> list[QueuedRun]:
+        return [QueuedRun(r.id, r.run_id, dict(r.conf or {}))
+                for r in flow_repo.queued_flow_runs(conn) if r.dag_id == flow_name]
+
+    def queued_runs(self, flow_name: str) -> list[QueuedRun]:
+        with read_snapshot(self.engine) as conn:
+            return self._queued_runs(conn, flow_name, _now())
 
     def heartbeat(self) -> None:
         with self._lock:
