@@ -207,3 +207,67 @@ def test_a_subflow_is_a_child_run_with_a_task_run_in_the_parent(engine: Engine,
     with engine.connect() as conn:
         kids = flow_repo.child_runs(conn, parent_run.id)
     assert [k.dag_run_id for k in kids] == [r.id for r in children]
+
+
+def test_a_flow_run_whose_recorder_stopped_heartbeating_is_crashed_by_the_scheduler(
+        engine: Engine, recorded: DbBackend) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from statewright.flows.backend import FlowRunStart, TaskRunStart
+    from statewright.services.flows.reaper import reap_lost_flow_runs
+
+    handle = recorded.start_flow_run(FlowRunStart("lost", None, {}))
+    recorded.start_task_run(TaskRunStart(handle.run_pk, "work-0", "work-k", 0))
+    now = datetime.now(UTC)
+    assert reap_lost_flow_runs(engine, now, timedelta(seconds=60)) == 0  # fresh heartbeat
+    assert reap_lost_flow_runs(engine, now + timedelta(seconds=61), timedelta(seconds=60)) == 1
+    (run,) = runs(engine)
+    assert (run.state, run.state_name) == ("failed", "Crashed")
+    assert task_history(engine, "work-0") == ["Pending", "Running", "Crashed"]
+
+
+def test_a_transaction_rolled_back_leaves_rolled_back_task_runs(engine: Engine,
+                                                                recorded: DbBackend) -> None:
+    from statewright.flows import transaction
+
+    undone: list[str] = []
+
+    @task(on_rollback=[lambda txn: undone.append("write")])
+    def write() -> int:
+        return 1
+
+    @task
+    def validate() -> None:
+        raise ValueError("invalid")
+
+    @flow
+    def pipeline() -> None:
+        with transaction():
+            write()
+            validate()
+
+    with pytest.raises(ValueError):
+        pipeline()
+    assert undone == ["write"]
+    assert task_history(engine, "write-0") == ["Pending", "Running", "Completed", "RolledBack"]
+    assert task_rows(engine)["write-0"].state == "success"
+    assert task_history(engine, "validate-0") == ["Pending", "Running", "Failed"]
+
+
+def test_a_task_over_its_timeout_ends_timed_out(engine: Engine, recorded: DbBackend) -> None:
+    import threading
+
+    release = threading.Event()
+
+    @task(timeout_seconds=0.2)
+    def stuck() -> None:
+        while not release.is_set():
+            release.wait(0.01)
+
+    @flow
+    def f() -> None:
+        stuck()
+
+    with pytest.raises(TimeoutError, match="exceeded timeout"):
+        f()
+    assert task_history(engine, "stuck-0") == ["Pending", "Running", "TimedOut"]
