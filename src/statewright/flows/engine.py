@@ -9,7 +9,6 @@ AwaitingRetry then Retrying; Running then Cached on a cache hit.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import random
 from collections.abc import Callable, Iterable
@@ -42,6 +41,7 @@ from statewright.flows.states import (
     UnknownStateType,
     task_state_of_return,
 )
+from statewright.flows.task_runners import ProcessPoolTaskRunner, TaskArgumentNotSerializable
 from statewright.flows.timeouts import RunTimeout, timeout
 from statewright.flows.transactions import Transaction
 
@@ -173,7 +173,7 @@ def _call_outside_flow(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict
 
 def _bind(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     try:
-        bound = inspect.signature(task.fn).bind(*args, **kwargs)
+        bound = task.signature.bind(*args, **kwargs)
     except TypeError as exc:
         raise TypeError(f"Task {task.name!r} was called with arguments it does not take: "
                         f"{exc}.") from None
@@ -292,10 +292,16 @@ def _running() -> State:
 
 def _call(task: Task[..., Any], tctx: TaskRunContext) -> tuple[State, BaseException | None]:
     run = tctx.task_run
+    runner = tctx.flow_run_context.flow.task_runner
     try:
         with timeout(task.timeout_seconds, f"Task run {run.name!r}"):
-            value = task.fn(**tctx.parameters)
+            if isinstance(runner, ProcessPoolTaskRunner):
+                value = runner.call(task.name, task.fn, tctx.parameters)
+            else:
+                value = task.fn(**tctx.parameters)
         return task_state_of_return(value), None
+    except TaskArgumentNotSerializable as exc:
+        return Failed(message=str(exc), data=exc), None
     except RunTimeout as exc:
         return Failed(name="TimedOut", message=str(exc), data=exc), exc
     except UnknownStateType as exc:

@@ -102,6 +102,9 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
     finally:
         flow_run_ctx.reset(token)
         executor.shutdown(wait=False)
+        shutdown = getattr(flow.task_runner, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
     if parent_ti is not None:
         _end_parent_task(backend, parent_ti, state)
     return state

@@ -130,6 +130,7 @@ class Task(Generic[P, R]):
         self.on_rollback_hooks = _hooks(on_rollback, "on_rollback")
         self.on_commit_hooks = _hooks(on_commit, "on_commit")
         self.task_key = _task_key(fn)
+        self.signature = inspect.signature(fn)
         self.__name__ = self.name
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn

@@ -207,3 +207,39 @@ def test_log_prints_sends_print_to_the_run_logger(memory: MemoryBackend,
     with caplog.at_level(logging.INFO, logger="statewright.flow_runs"):
         chatty()
     assert "hello there" in caplog.text
+
+
+def test_a_task_on_the_process_runner_refuses_an_argument_that_cannot_be_sent(
+        memory: MemoryBackend) -> None:
+    import threading
+
+    from statewright.flows import ProcessPoolTaskRunner, TaskArgumentNotSerializable
+
+    @task
+    def use(lock: object) -> None:
+        return None
+
+    @flow(task_runner=ProcessPoolTaskRunner(max_workers=1))
+    def f() -> None:
+        use(threading.Lock())
+
+    with pytest.raises(TaskArgumentNotSerializable, match="argument 'lock' \\(lock\\)"):
+        f()
+    assert memory.history[-1] == ("flow", 1, "failed", "Failed")
+
+
+def test_a_task_on_the_process_runner_runs_in_another_process(memory: MemoryBackend) -> None:
+    import os
+
+    from statewright.flows import ProcessPoolTaskRunner
+
+    @task
+    def pid(x: int) -> tuple[int, int]:
+        return os.getpid(), x * 2
+
+    @flow(task_runner=ProcessPoolTaskRunner(max_workers=1))
+    def f() -> tuple[int, int]:
+        return pid(21)
+
+    other, value = f()
+    assert value == 42 and other != os.getpid()

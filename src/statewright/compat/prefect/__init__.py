@@ -29,6 +29,7 @@ MODULES: dict[str, str] = {
     "prefect.context": "statewright.flows.context",
     "prefect.logging": "statewright.flows.context",
     "prefect.flow_runs": "statewright.flows.flow_engine",
+    "prefect.task_runners": "statewright.flows.task_runners",
     "prefect.tasks_utils": "statewright.sdk.caching",
 }
 ENV = "STATEWRIGHT_PREFECT_COMPAT"
