@@ -230,7 +230,7 @@ def _fileloc(flow: Flow[..., Any]) -> str | None:
 
 def pause_flow_run(wait_for_input: Any = None, timeout: int = 3600, poll_interval: int = 10,
                    key: str | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
-    """Pause this flow run until a person resumes it (``statewright runs resume`` / the UI);
+    """Pause this flow run until a person resumes it (``statewright dags runs resume`` / UI);
     not resumed within ``timeout`` seconds, the run fails."""
     ctx = _flow_ctx("pause_flow_run")
     if wait_for_input is not None:

@@ -271,3 +271,29 @@ def test_a_task_over_its_timeout_ends_timed_out(engine: Engine, recorded: DbBack
     with pytest.raises(TimeoutError, match="exceeded timeout"):
         f()
     assert task_history(engine, "stuck-0") == ["Pending", "Running", "TimedOut"]
+
+
+def test_a_paused_flow_run_goes_on_when_a_person_resumes_it(engine: Engine,
+                                                            recorded: DbBackend) -> None:
+    from datetime import UTC, datetime
+
+    from statewright.flows import pause_flow_run
+    from statewright.services.controls import resume_run
+
+    resumed: list[str] = []
+
+    def resume_by_hand(_seconds: float) -> None:
+        (run,) = runs(engine)
+        assert (run.state, run.state_name) == ("paused", "Paused")
+        resume_run(engine, run.run_id, dag_id="approval", now=datetime.now(UTC))
+        resumed.append(run.run_id)
+
+    @flow
+    def approval() -> str:
+        pause_flow_run(timeout=60, poll_interval=1, sleep=resume_by_hand)
+        return "approved"
+
+    assert approval() == "approved"
+    assert len(resumed) == 1
+    assert [s for s, _n in run_history(engine)] == [
+        "queued", "running", "paused", "running", "success"]
