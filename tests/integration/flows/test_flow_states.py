@@ -297,3 +297,34 @@ def test_a_paused_flow_run_goes_on_when_a_person_resumes_it(engine: Engine,
     assert len(resumed) == 1
     assert [s for s, _n in run_history(engine)] == [
         "queued", "running", "paused", "running", "success"]
+
+
+def test_a_flow_returning_cancelled_ends_cancelled_and_calls_its_hook(
+        engine: Engine, recorded: DbBackend) -> None:
+    from statewright.flows import Cancelled
+
+    called: list[str] = []
+
+    @flow(on_cancellation=[lambda f, fr, s: called.append(str(s.name))])
+    def stop_here() -> object:
+        return Cancelled(message="nothing to do today")
+
+    assert stop_here(return_state=True).is_cancelled()
+    assert called == ["Cancelled"]
+    assert run_history(engine)[-1] == ("cancelled", "Cancelled")
+
+
+def test_flow_retries_run_the_function_again_named_retrying(engine: Engine,
+                                                            recorded: DbBackend) -> None:
+    attempts: list[int] = []
+
+    @flow(retries=1)
+    def twice() -> int:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise RuntimeError("first time")
+        return len(attempts)
+
+    assert twice() == 2
+    assert run_history(engine) == [("queued", "Pending"), ("running", "Running"),
+                                   ("running", "Retrying"), ("success", "Completed")]
