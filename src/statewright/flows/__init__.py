@@ -12,9 +12,10 @@ from statewright.flows.context import (
     get_run_logger,
 )
 from statewright.flows.engine import TerminationSignal, unmapped
-from statewright.flows.flow_engine import FlowRunSuspended, pause_flow_run, suspend_flow_run
+from statewright.flows.flow_engine import FlowRunSuspended
 from statewright.flows.flows import Flow, flow
 from statewright.flows.futures import PrefectFutureList, TaskRunFuture, as_completed, wait
+from statewright.flows.pausing import pause_flow_run, suspend_flow_run
 from statewright.flows.runtime import use_backend
 from statewright.flows.states import (
     AwaitingRetry,

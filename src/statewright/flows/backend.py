@@ -122,6 +122,44 @@ class Backend(Protocol):
     def close(self, *, finished: bool) -> None: ...
 
 
+class RequestBackend:
+    """A backend whose every call is one named request (``request(method, arg)``): the
+    recorder's client sends it down a pipe, the recorder applies it in a transaction."""
+
+    def request(self, method: str, arg: Any) -> Any:
+        raise NotImplementedError
+
+    def start_flow_run(self, req: FlowRunStart) -> FlowRunHandle:
+        handle: FlowRunHandle = self.request("start_flow_run", req)
+        return handle
+
+    def start_task_run(self, req: TaskRunStart) -> int:
+        return int(self.request("start_task_run", req))
+
+    def task_state(self, change: Change) -> None:
+        self.request("task_state", change)
+
+    def flow_state(self, change: Change) -> None:
+        self.request("flow_state", change)
+
+    def flow_run_state(self, run_pk: int) -> tuple[str, str]:
+        state, name = self.request("flow_run_state", run_pk)
+        return str(state), str(name)
+
+    def cache_get(self, entry: CacheEntry) -> tuple[bool, Any]:
+        hit, value = self.request("cache_get", entry)
+        return bool(hit), value
+
+    def cache_put(self, entry: CacheEntry) -> None:
+        self.request("cache_put", entry)
+
+    def register_deployment(self, deployment: Deployment) -> None:
+        self.request("register_deployment", deployment)
+
+    def queued_runs(self, flow_name: str) -> list[QueuedRun]:
+        return list(self.request("queued_runs", flow_name))
+
+
 @dataclass
 class MemoryBackend:
     """States kept in memory: ``history`` lists every change, as the recorder would store it."""

@@ -14,7 +14,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -228,42 +228,7 @@ def _fileloc(flow: Flow[..., Any]) -> str | None:
     return code.co_filename if code is not None else None
 
 
-def pause_flow_run(wait_for_input: Any = None, timeout: int = 3600, poll_interval: int = 10,
-                   key: str | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
-    """Pause this flow run until a person resumes it (``statewright dags runs resume`` / UI);
-    not resumed within ``timeout`` seconds, the run fails."""
-    ctx = _flow_ctx("pause_flow_run")
-    if wait_for_input is not None:
-        raise NotImplementedError(
-            "pause_flow_run(wait_for_input=...) needs the awaiting_input state, which this "
-            "version does not have: pause without wait_for_input and pass values as parameters.")
-    ctx.backend.flow_state(Change(ctx.flow_run.id, "running", "paused", "Paused",
-                                  f"paused by the flow (key {key!r})" if key else None))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        state, _name = ctx.backend.flow_run_state(ctx.flow_run.id)
-        if state != "paused":
-            return
-        sleep(poll_interval)
-    ctx.backend.flow_state(Change(ctx.flow_run.id, "paused", "failed", "TimedOut",
-                                  f"not resumed within {timeout} seconds"))
-    raise RuntimeError(f"Flow run was not resumed within {timeout} seconds.")
-
-
-def suspend_flow_run(wait_for_input: Any = None, flow_run_id: Any = None, timeout: int = 3600,
-                     key: str | None = None) -> None:
-    """Suspend this flow run: it is Paused (named Suspended) and its process stops running it."""
-    ctx = _flow_ctx("suspend_flow_run")
-    if wait_for_input is not None:
-        raise NotImplementedError(
-            "suspend_flow_run(wait_for_input=...) needs the awaiting_input state, which this "
-            "version does not have.")
-    ctx.backend.flow_state(Change(ctx.flow_run.id, "running", "paused", "Suspended",
-                                  f"suspended by the flow (key {key!r})" if key else None))
-    raise FlowRunSuspended("The flow run was suspended; resume it to run it again.")
-
-
-def _flow_ctx(what: str) -> FlowRunContext:
+def flow_ctx(what: str) -> FlowRunContext:
     from statewright.flows.context import MissingContextError, task_run_ctx
 
     ctx = flow_run_ctx.get()

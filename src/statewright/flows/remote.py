@@ -15,15 +15,7 @@ from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from typing import Any
 
-from statewright.flows.backend import (
-    CacheEntry,
-    Change,
-    Deployment,
-    FlowRunHandle,
-    FlowRunStart,
-    QueuedRun,
-    TaskRunStart,
-)
+from statewright.flows.backend import RequestBackend
 
 RECORDER_MODULE = "statewright.services.flows.recorder"
 
@@ -32,7 +24,7 @@ class RecorderError(RuntimeError):
     """The recorder refused or failed a request (its message says why)."""
 
 
-class RecorderClient:
+class RecorderClient(RequestBackend):
     """A ``Backend`` whose every call is answered by the recorder process."""
 
     def __init__(self, proc: subprocess.Popen[bytes], out: Connection, inp: Connection) -> None:
@@ -68,7 +60,7 @@ class RecorderClient:
             raise RecorderError(str(value))
         return client
 
-    def _call(self, method: str, arg: Any) -> Any:
+    def request(self, method: str, arg: Any) -> Any:
         """Send the request and wait for its answer. Requests that threads make while a round
         trip is under way go together in the next one (the recorder stores them in one
         transaction); each caller still returns only once its change is stored."""
@@ -100,36 +92,6 @@ class RecorderClient:
                 fut.set_result(value)
             else:
                 fut.set_exception(RecorderError(str(value)))
-
-    def start_flow_run(self, req: FlowRunStart) -> FlowRunHandle:
-        result: FlowRunHandle = self._call("start_flow_run", req)
-        return result
-
-    def start_task_run(self, req: TaskRunStart) -> int:
-        return int(self._call("start_task_run", req))
-
-    def task_state(self, change: Change) -> None:
-        self._call("task_state", change)
-
-    def flow_state(self, change: Change) -> None:
-        self._call("flow_state", change)
-
-    def flow_run_state(self, run_pk: int) -> tuple[str, str]:
-        state, name = self._call("flow_run_state", run_pk)
-        return str(state), str(name)
-
-    def cache_get(self, entry: CacheEntry) -> tuple[bool, Any]:
-        hit, value = self._call("cache_get", entry)
-        return bool(hit), value
-
-    def cache_put(self, entry: CacheEntry) -> None:
-        self._call("cache_put", entry)
-
-    def register_deployment(self, deployment: Deployment) -> None:
-        self._call("register_deployment", deployment)
-
-    def queued_runs(self, flow_name: str) -> list[QueuedRun]:
-        return list(self._call("queued_runs", flow_name))
 
     def close(self, *, finished: bool) -> None:
         if self._closed:

@@ -28,7 +28,7 @@ MODULES: dict[str, str] = {
     "prefect.cache_policies": "statewright.flows.cache_policies",
     "prefect.context": "statewright.flows.context",
     "prefect.logging": "statewright.flows.context",
-    "prefect.flow_runs": "statewright.flows.flow_engine",
+    "prefect.flow_runs": "statewright.flows.pausing",
     "prefect.task_runners": "statewright.flows.task_runners",
     "prefect.tasks_utils": "statewright.sdk.caching",
 }

@@ -33,11 +33,13 @@ from statewright.flows.backend import (
     FlowRunHandle,
     FlowRunStart,
     QueuedRun,
+    RequestBackend,
     TaskRunStart,
 )
 from statewright.services.flows.deployments import register_deployment
 
 ACTOR = Actor.WORKER
+_READS = frozenset({"flow_run_state", "cache_get", "queued_runs"})
 _REQUESTS = frozenset({"start_flow_run", "start_task_run", "task_state", "flow_state",
                        "flow_run_state", "cache_get", "cache_put", "register_deployment",
                        "queued_runs"})
@@ -55,7 +57,7 @@ def _name(name: str) -> StateName:
         raise ValueError(f"{name!r} is not a state name this version records.") from None
 
 
-class DbBackend:
+class DbBackend(RequestBackend):
     """The flow engine's backend over the database (one transaction per request)."""
 
     def __init__(self, engine: Engine, *, recorder_pid: int | None = None) -> None:
@@ -65,31 +67,13 @@ class DbBackend:
         self._runs: dict[int, tuple[str, str]] = {}
         self._lock = threading.Lock()
 
-    # -- the Backend protocol: one transaction per request -------------------------------------
+    # -- the Backend protocol: one transaction per request (reads on a snapshot) ---------------
 
-    def start_flow_run(self, req: FlowRunStart) -> FlowRunHandle:
-        result: FlowRunHandle = self.apply("start_flow_run", req)
-        return result
-
-    def start_task_run(self, req: TaskRunStart) -> int:
-        return int(self.apply("start_task_run", req))
-
-    def task_state(self, change: Change) -> None:
-        self.apply("task_state", change)
-
-    def flow_state(self, change: Change) -> None:
-        self.apply("flow_state", change)
-
-    def flow_run_state(self, run_pk: int) -> tuple[str, str]:
-        with read_snapshot(self.engine) as conn:
-            return self._flow_run_state(conn, run_pk, _now())
-
-    def cache_get(self, entry: CacheEntry) -> tuple[bool, Any]:
-        with read_snapshot(self.engine) as conn:
-            return self._cache_get(conn, entry, _now())
-
-    def cache_put(self, entry: CacheEntry) -> None:
-        self.apply("cache_put", entry)
+    def request(self, method: str, arg: Any) -> Any:
+        if method in _READS:
+            with read_snapshot(self.engine) as conn:
+                return getattr(self, f"_{method}")(conn, arg, _now())
+        return self.apply(method, arg)
 
     def apply(self, method: str, arg: Any) -> Any:
         if method not in _REQUESTS:
@@ -218,16 +202,9 @@ class DbBackend:
     def _register_deployment(self, conn: Any, d: Deployment, now: datetime) -> None:
         register_deployment(conn, d, now)
 
-    def register_deployment(self, deployment: Deployment) -> None:
-        self.apply("register_deployment", deployment)
-
     def _queued_runs(self, conn: Any, flow_name: str, now: datetime) -> list[QueuedRun]:
         return [QueuedRun(r.id, r.run_id, dict(r.conf or {}))
                 for r in flow_repo.queued_flow_runs(conn) if r.dag_id == flow_name]
-
-    def queued_runs(self, flow_name: str) -> list[QueuedRun]:
-        with read_snapshot(self.engine) as conn:
-            return self._queued_runs(conn, flow_name, _now())
 
     def heartbeat(self) -> None:
         with self._lock:
