@@ -8,18 +8,13 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
+from statewright.flows.hooks import hook_decorator, hook_list
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
 FlowHook = Callable[..., Any]
 
-
-def _hooks(value: Iterable[FlowHook] | None, keyword: str) -> list[FlowHook]:
-    hooks = list(value or [])
-    for h in hooks:
-        if not callable(h):
-            raise TypeError(f"{keyword} takes a list of callables; {h!r} is not callable.")
-    return hooks
 
 
 class Flow(Generic[P, R]):
@@ -76,34 +71,20 @@ class Flow(Generic[P, R]):
         self.timeout_seconds = timeout_seconds
         self.validate_parameters = validate_parameters
         self.log_prints = log_prints
-        self.on_completion_hooks = _hooks(on_completion, "on_completion")
-        self.on_failure_hooks = _hooks(on_failure, "on_failure")
-        self.on_cancellation_hooks = _hooks(on_cancellation, "on_cancellation")
-        self.on_crashed_hooks = _hooks(on_crashed, "on_crashed")
-        self.on_running_hooks = _hooks(on_running, "on_running")
+        self.on_completion_hooks = hook_list(on_completion, "on_completion")
+        self.on_failure_hooks = hook_list(on_failure, "on_failure")
+        self.on_cancellation_hooks = hook_list(on_cancellation, "on_cancellation")
+        self.on_crashed_hooks = hook_list(on_crashed, "on_crashed")
+        self.on_running_hooks = hook_list(on_running, "on_running")
         self.__name__ = getattr(fn, "__name__", self.name)
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
 
-    def on_completion(self, fn: FlowHook) -> FlowHook:
-        self.on_completion_hooks.append(fn)
-        return fn
-
-    def on_failure(self, fn: FlowHook) -> FlowHook:
-        self.on_failure_hooks.append(fn)
-        return fn
-
-    def on_cancellation(self, fn: FlowHook) -> FlowHook:
-        self.on_cancellation_hooks.append(fn)
-        return fn
-
-    def on_crashed(self, fn: FlowHook) -> FlowHook:
-        self.on_crashed_hooks.append(fn)
-        return fn
-
-    def on_running(self, fn: FlowHook) -> FlowHook:
-        self.on_running_hooks.append(fn)
-        return fn
+    on_completion = hook_decorator("on_completion_hooks")
+    on_failure = hook_decorator("on_failure_hooks")
+    on_cancellation = hook_decorator("on_cancellation_hooks")
+    on_crashed = hook_decorator("on_crashed_hooks")
+    on_running = hook_decorator("on_running_hooks")
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """The call's parameters by name; a call that does not fit the signature is refused."""

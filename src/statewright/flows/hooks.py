@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 log = logging.getLogger("statewright.flows.hooks")
@@ -24,3 +24,24 @@ def run_hooks(hooks: Sequence[Callable[..., Any]], owner: Any, run: Any, state: 
             log.exception(msg)
             failures.append(msg)
     return failures
+
+
+def hook_list(value: Iterable[Callable[..., Any]] | None, keyword: str) -> list[Callable[..., Any]]:
+    """A hook keyword's list; anything but callables is refused, naming the keyword."""
+    hooks = list(value or [])
+    for h in hooks:
+        if not callable(h):
+            raise TypeError(f"{keyword} takes a list of callables; {h!r} is not callable.")
+    return hooks
+
+
+def hook_decorator(attribute: str) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
+    """A method that adds its function to the hook list ``attribute`` (``@my_task.on_commit``)."""
+
+    def add(self: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+        getattr(self, attribute).append(fn)
+        return fn
+
+    add.__name__ = attribute.removesuffix("_hooks")
+    add.__doc__ = f"Add ``fn`` to the {add.__name__} hooks (as a decorator)."
+    return add

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from statewright.flows.cache_policies import CacheKeyFnPolicy, CachePolicy
+from statewright.flows.hooks import hook_decorator, hook_list
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -25,13 +26,6 @@ def _task_key(fn: Callable[..., Any]) -> str:
     digest = hashlib.sha256(code.co_code if code else qualname.encode()).hexdigest()[:8]
     return f"{qualname}-{digest}"
 
-
-def _hooks(value: Iterable[TaskHook] | None, keyword: str) -> list[TaskHook]:
-    hooks = list(value or [])
-    for h in hooks:
-        if not callable(h):
-            raise TypeError(f"{keyword} takes a list of callables; {h!r} is not callable.")
-    return hooks
 
 
 def _retry_delays(value: Any) -> float | list[float] | Callable[[int], list[float]]:
@@ -124,11 +118,11 @@ class Task(Generic[P, R]):
         self.log_prints = log_prints
         self.refresh_cache = bool(refresh_cache)
         self.retry_condition_fn = retry_condition_fn
-        self.on_completion_hooks = _hooks(on_completion, "on_completion")
-        self.on_failure_hooks = _hooks(on_failure, "on_failure")
-        self.on_running_hooks = _hooks(on_running, "on_running")
-        self.on_rollback_hooks = _hooks(on_rollback, "on_rollback")
-        self.on_commit_hooks = _hooks(on_commit, "on_commit")
+        self.on_completion_hooks = hook_list(on_completion, "on_completion")
+        self.on_failure_hooks = hook_list(on_failure, "on_failure")
+        self.on_running_hooks = hook_list(on_running, "on_running")
+        self.on_rollback_hooks = hook_list(on_rollback, "on_rollback")
+        self.on_commit_hooks = hook_list(on_commit, "on_commit")
         self.task_key = _task_key(fn)
         self.signature = inspect.signature(fn)
         self.__name__ = self.name
@@ -137,25 +131,11 @@ class Task(Generic[P, R]):
 
     # -- hooks as decorators --------------------------------------------------------------------
 
-    def on_commit(self, fn: TaskHook) -> TaskHook:
-        self.on_commit_hooks.append(fn)
-        return fn
-
-    def on_rollback(self, fn: TaskHook) -> TaskHook:
-        self.on_rollback_hooks.append(fn)
-        return fn
-
-    def on_completion(self, fn: TaskHook) -> TaskHook:
-        self.on_completion_hooks.append(fn)
-        return fn
-
-    def on_failure(self, fn: TaskHook) -> TaskHook:
-        self.on_failure_hooks.append(fn)
-        return fn
-
-    def on_running(self, fn: TaskHook) -> TaskHook:
-        self.on_running_hooks.append(fn)
-        return fn
+    on_commit = hook_decorator("on_commit_hooks")
+    on_rollback = hook_decorator("on_rollback_hooks")
+    on_completion = hook_decorator("on_completion_hooks")
+    on_failure = hook_decorator("on_failure_hooks")
+    on_running = hook_decorator("on_running_hooks")
 
     def with_options(self, **options: Any) -> Task[P, R]:
         """A copy with some options changed (Prefect's ``with_options``)."""

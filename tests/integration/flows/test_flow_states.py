@@ -37,11 +37,20 @@ def test_a_chain_of_task_calls_is_recorded_as_it_happens(engine: Engine,
     assert run_history(engine) == RUN_OK
 
 
-def test_retries_without_delay_go_running_to_retrying(engine: Engine,
-                                                      recorded: DbBackend) -> None:
+@pytest.mark.parametrize(("delay", "history"), [
+    (0, ["Pending", "Running", "Retrying", "Retrying", "Completed"]),
+    ([7, 9], ["Pending", "Running", "AwaitingRetry", "Retrying", "AwaitingRetry", "Retrying",
+              "Completed"]),
+])
+def test_retries_with_and_without_a_delay(engine: Engine, recorded: DbBackend,
+                                          monkeypatch: pytest.MonkeyPatch, delay: object,
+                                          history: list[str]) -> None:
+    """No delay: Running → Retrying at once. A delay: AwaitingRetry, then Retrying."""
+    slept: list[float] = []
+    monkeypatch.setattr("statewright.flows.flow_engine.time.sleep", slept.append)
     calls = []
 
-    @task(retries=2, retry_delay_seconds=0)
+    @task(retries=2, retry_delay_seconds=delay)
     def flaky() -> str:
         calls.append(1)
         if len(calls) < 3:
@@ -53,32 +62,9 @@ def test_retries_without_delay_go_running_to_retrying(engine: Engine,
         return flaky()
 
     assert f() == "ok"
-    assert task_history(engine, "flaky-0") == [
-        "Pending", "Running", "Retrying", "Retrying", "Completed"]
+    assert slept == ([] if delay == 0 else [7.0, 9.0])
+    assert task_history(engine, "flaky-0") == history
     assert task_rows(engine)["flaky-0"].try_number == 3
-
-
-def test_retries_with_a_delay_wait_in_awaiting_retry(engine: Engine, recorded: DbBackend,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    slept: list[float] = []
-    monkeypatch.setattr("statewright.flows.flow_engine.time.sleep", slept.append)
-    calls = []
-
-    @task(retries=1, retry_delay_seconds=[7])
-    def flaky() -> str:
-        calls.append(1)
-        if len(calls) < 2:
-            raise ValueError("not yet")
-        return "ok"
-
-    @flow
-    def f() -> str:
-        return flaky()
-
-    assert f() == "ok"
-    assert slept == [7.0]
-    assert task_history(engine, "flaky-0") == [
-        "Pending", "Running", "AwaitingRetry", "Retrying", "Completed"]
 
 
 def test_retries_exhausted_fail_the_task_and_the_flow(engine: Engine,
