@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Engine
+from tests.integration.flows.conftest import runs, task_rows
 
 from statewright.core.clock import ManualClock
 from statewright.db.repositories import dags as dag_repo
@@ -16,7 +17,7 @@ from statewright.services.dag_processor import DagProcessor
 from statewright.services.flows.recorder import DbBackend
 from statewright.services.scheduler.scheduler import Scheduler
 from statewright.services.scheduler.steps import scheduling_steps
-from tests.integration.flows.conftest import runs, task_rows
+
 
 class _NoSlots:
     identity = "none"
