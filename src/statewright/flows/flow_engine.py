@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from statewright.flows.backend import Backend, Change, FlowRunStart, TaskRunStart
 from statewright.flows.context import FlowRun, FlowRunContext, flow_run_ctx, prints_logged
 from statewright.flows.engine import CRASHES, TerminationSignal, crash_running
+from statewright.flows.futures import PrefectFutureList, TaskRunFuture
 from statewright.flows.hooks import run_hooks
 from statewright.flows.runtime import open_backend
 from statewright.flows.serving import ADOPT_ENV
@@ -118,7 +119,7 @@ def _attempts(ctx: FlowRunContext, params: dict[str, Any]) -> State:
         try:
             with timeout(flow.timeout_seconds, f"Flow run {run.name!r}"):
                 value = flow.fn(**params)
-            state = final_state_of_return(value)
+            state = final_state_of_return(_futures_to_states(value))
             raised = False
         except RunTimeout as exc:
             state, raised = Failed(name="TimedOut", message=str(exc), data=exc), True
@@ -138,6 +139,19 @@ def _attempts(ctx: FlowRunContext, params: dict[str, Any]) -> State:
         ctx.executor.shutdown(wait=True)  # submitted task runs finish first
         _finish(ctx, state)
         return state
+
+
+def _futures_to_states(value: Any) -> Any:
+    """Futures the flow returns become their final states (waited for), as in Prefect: a
+    returned failed future fails the flow."""
+    if isinstance(value, TaskRunFuture):
+        return value._future.result()
+    if isinstance(value, list | tuple | set) and any(isinstance(v, TaskRunFuture) for v in value):
+        kind = list if isinstance(value, PrefectFutureList) else type(value)
+        return kind(_futures_to_states(v) for v in value)
+    if type(value) is dict and any(isinstance(v, TaskRunFuture) for v in value.values()):
+        return {k: _futures_to_states(v) for k, v in value.items()}
+    return value
 
 
 def _running() -> State:

@@ -110,11 +110,13 @@ def test_a_failed_future_returned_fails_the_flow(engine: Engine, recorded: DbBac
 
     @flow
     def f() -> object:
-        return boom(return_state=True)
+        return boom.submit()
 
     state = f(return_state=True)
     assert state.is_failed()
+    assert isinstance(state.data, RuntimeError)
     assert run_history(engine) == RUN_FAILED
+    assert task_history(engine, "boom-0") == ["Pending", "Running", "Failed"]
 
 
 def test_returned_states_decide_the_final_state(engine: Engine, recorded: DbBackend) -> None:

@@ -55,3 +55,24 @@ def test_the_alias_answers_prefect_imports_in_process() -> None:
         assert prefect.flow is flows.flow
     finally:
         uninstall()
+
+
+def test_prefects_quickstart_returns_its_futures_as_states(engine: Engine,
+                                                           recorded: DbBackend) -> None:
+    """As Prefect 3.9: a flow returning futures returns their states; all completed →
+    Completed ("All states completed.")."""
+    install()
+    try:
+        namespace: dict[str, object] = {"__name__": "quickstart"}
+        path = TUTORIAL.parent / "quickstart.py"
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+        state = namespace["main"](return_state=True)  # type: ignore[operator]
+    finally:
+        uninstall()
+    assert state.is_completed() and state.message == "All states completed."
+    results = state.result()
+    assert len(results) == 10 and all(s.is_completed() for s in results)
+    assert all(str(s.result()).startswith("Processed customer") for s in results)
+    (run,) = runs(engine)
+    assert (run.dag_id, run.state) == ("main", "success")
+    assert len(task_rows(engine)) == 11
