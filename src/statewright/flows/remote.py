@@ -44,6 +44,7 @@ class RecorderClient(RequestBackend):
             [sys.executable, "-m", RECORDER_MODULE, str(to_rec_r), str(from_rec_w),
              str(os.getpid())],
             pass_fds=(to_rec_r, from_rec_w), stdin=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C at a terminal reaches the flow, not its recorder
         )
         os.close(to_rec_r)
         os.close(from_rec_w)

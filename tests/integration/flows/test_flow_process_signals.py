@@ -45,19 +45,25 @@ def _wait_for(predicate, what: str, seconds: float = 60) -> None:  # type: ignor
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize(("sig", "group"), [
+    (signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGKILL, False),
+    (signal.SIGINT, True),  # Ctrl-C at a terminal: the whole process group
+])
 def test_a_signalled_flow_process_ends_crashed(engine: Engine, tmp_path: Path,
-                                               sig: signal.Signals) -> None:
+                                               sig: signal.Signals, group: bool) -> None:
     script = tmp_path / "victim.py"
     script.write_text(SCRIPT)
     marker = tmp_path / "started"
     env = {**os.environ, "STATEWRIGHT_DATABASE_URL": _url(engine),
            "STATEWRIGHT_FLOWS_BACKEND": "recorder"}
     proc = subprocess.Popen([sys.executable, str(script), str(marker)], env=env,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, start_new_session=group)
     try:
         _wait_for(marker.exists, "the task to start")
-        proc.send_signal(sig)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:

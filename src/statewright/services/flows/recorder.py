@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
 import uuid
@@ -277,6 +278,7 @@ def main(argv: list[str]) -> int:
     from statewright.config import load_settings
     from statewright.db.engine import make_engine
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # it ends when the flow's process does
     inp = Connection(int(argv[0]), writable=False)
     out = Connection(int(argv[1]), readable=False)
     try:
