@@ -9,6 +9,7 @@ AwaitingRetry then Retrying; Running then Cached on a cache hit.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import random
 from collections.abc import Callable, Iterable
@@ -98,8 +99,11 @@ def submit_task(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
             "flow run's task runner. Call the task inside a function decorated with @flow, "
             "or call it directly (task(...)) to run it here."
         )
+    # The call runs in a copy of this context (as Prefect's thread runner): the flow run and
+    # any transaction around the call go with it.
     inner: Future[State] = ctx.executor.submit(
-        _in_context, ctx, task, args, dict(kwargs), list(wait_for or []))
+        contextvars.copy_context().run, _in_context, ctx, task, args, dict(kwargs),
+        list(wait_for or []))
     return TaskRunFuture(inner, task.name)
 
 

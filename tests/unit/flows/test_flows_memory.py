@@ -243,3 +243,27 @@ def test_a_task_on_the_process_runner_runs_in_another_process(memory: MemoryBack
 
     other, value = f()
     assert value == 42 and other != os.getpid()
+
+
+def test_submitted_task_runs_belong_to_the_transaction_around_them(
+        memory: MemoryBackend) -> None:
+    undone: list[int] = []
+
+    @task(on_rollback=[lambda txn: undone.append(1)])
+    def write(i: int) -> int:
+        return i
+
+    @task
+    def fail() -> None:
+        raise ValueError("no")
+
+    @flow
+    def pipeline() -> None:
+        with transaction():
+            futures = write.map([1, 2, 3])
+            futures.wait()
+            fail()
+
+    with pytest.raises(ValueError):
+        pipeline()
+    assert undone == [1, 1, 1]
