@@ -267,3 +267,39 @@ def test_submitted_task_runs_belong_to_the_transaction_around_them(
     with pytest.raises(ValueError):
         pipeline()
     assert undone == [1, 1, 1]
+
+
+def test_suspend_flow_run_leaves_the_run_suspended_and_stops_the_flow(
+        memory: MemoryBackend) -> None:
+    from statewright.flows import FlowRunSuspended, suspend_flow_run
+
+    after: list[str] = []
+
+    @flow
+    def waits() -> None:
+        suspend_flow_run(key="approval")
+        after.append("ran on")
+
+    with pytest.raises(FlowRunSuspended):
+        waits()
+    assert after == []
+    assert memory.history[-1] == ("flow", 1, "paused", "Suspended")
+
+
+def test_pausing_with_wait_for_input_or_from_a_task_is_refused(memory: MemoryBackend) -> None:
+    @task
+    def inner() -> None:
+        pause_flow_run(timeout=1)
+
+    @flow
+    def asks() -> None:
+        pause_flow_run(wait_for_input=dict)
+
+    @flow
+    def from_task() -> None:
+        inner()
+
+    with pytest.raises(NotImplementedError, match="awaiting_input"):
+        asks()
+    with pytest.raises(MissingContextError, match="not outside one nor from a task"):
+        from_task()
