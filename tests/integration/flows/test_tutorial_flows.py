@@ -76,3 +76,23 @@ def test_prefects_quickstart_returns_its_futures_as_states(engine: Engine,
     (run,) = runs(engine)
     assert (run.dag_id, run.state) == ("main", "success")
     assert len(task_rows(engine)) == 11
+
+
+def test_a_pth_line_makes_plain_python_honour_the_switch(tmp_path: Path) -> None:
+    """`import statewright.compat.prefect.auto` in a .pth file: `python flows.py` runs a
+    file that imports prefect when STATEWRIGHT_PREFECT_COMPAT=true, and only then."""
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    (site_dir / "statewright-prefect.pth").write_text("import statewright.compat.prefect.auto\n")
+    code = ("import site, runpy, sys; site.addsitedir(sys.argv[1]); "
+            "runpy.run_path(sys.argv[2], run_name='__main__')")
+    base = {**os.environ, "STATEWRIGHT_FLOWS_BACKEND": "memory"}
+    on = subprocess.run([sys.executable, "-c", code, str(site_dir), str(TUTORIAL)],
+                        env={**base, "STATEWRIGHT_PREFECT_COMPAT": "true"}, capture_output=True,
+                        text=True, timeout=120)
+    assert on.returncode == 0, on.stderr
+    assert "RESULT ('Hello from task10', [1, 4, 9])" in on.stdout
+    off = subprocess.run([sys.executable, "-c", code, str(site_dir), str(TUTORIAL)],
+                         env={**base, "STATEWRIGHT_PREFECT_COMPAT": "false"},
+                         capture_output=True, text=True, timeout=120)
+    assert off.returncode != 0 and "No module named 'prefect'" in off.stderr
