@@ -67,6 +67,15 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A line in a run's history that changes no state (a hook that raised)."""
+
+    kind: str  # "task" or "flow"
+    pk: int
+    message: str
+
+
+@dataclass(frozen=True)
 class CacheEntry:
     flow_name: str
     task_key: str
@@ -111,6 +120,8 @@ class Backend(Protocol):
 
     def flow_run_state(self, run_pk: int) -> tuple[str, str]: ...
 
+    def note(self, note: Note) -> None: ...
+
     def cache_get(self, entry: CacheEntry) -> tuple[bool, Any]: ...
 
     def cache_put(self, entry: CacheEntry) -> None: ...
@@ -153,6 +164,9 @@ class RequestBackend:
     def cache_put(self, entry: CacheEntry) -> None:
         self.request("cache_put", entry)
 
+    def note(self, note: Note) -> None:
+        self.request("note", note)
+
     def register_deployment(self, deployment: Deployment) -> None:
         self.request("register_deployment", deployment)
 
@@ -167,6 +181,7 @@ class MemoryBackend:
     history: list[tuple[str, int, str, str]] = field(default_factory=list)
     runs: dict[int, tuple[str, str]] = field(default_factory=dict)
     deployments: dict[str, Deployment] = field(default_factory=dict)
+    notes: list[Note] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _cache: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -209,6 +224,10 @@ class MemoryBackend:
     def cache_put(self, entry: CacheEntry) -> None:
         with self._lock:
             self._cache[(entry.flow_name, entry.task_key, entry.key)] = entry.value
+
+    def note(self, note: Note) -> None:
+        with self._lock:
+            self.notes.append(note)
 
     def register_deployment(self, deployment: Deployment) -> None:
         with self._lock:

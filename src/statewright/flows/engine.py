@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from statewright.flows.backend import CacheEntry, Change, TaskRunStart
+from statewright.flows.backend import CacheEntry, Change, Note, TaskRunStart
 from statewright.flows.cache_policies import json_value
 from statewright.flows.context import (
     FlowRunContext,
@@ -272,7 +272,8 @@ def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
     while True:
         ctx.running_task_runs[run.id] = run.run_count
         run.state = Retrying() if run.run_count > 1 else _running()
-        run_hooks(task.on_running_hooks, task, run, run.state, "on_running")
+        run_hooks(task.on_running_hooks, task, run, run.state, "on_running",
+                  hook_noter(ctx, "task", run.id))
         state, exc = _call(task, tctx)
         if exc is not None and _retry(ctx, tctx, exc):
             continue
@@ -403,9 +404,15 @@ def _stage(ctx: FlowRunContext, tctx: TaskRunContext, txn: Transaction, state: S
               on_commit_hooks=task.on_commit_hooks)
     if state.is_failed() or state.is_crashed():
         txn.rollback()
-        run_hooks(task.on_failure_hooks, task, run, state, "on_failure")
+        run_hooks(task.on_failure_hooks, task, run, state, "on_failure",
+                  hook_noter(ctx, "task", run.id))
     elif state.is_completed():
-        run_hooks(task.on_completion_hooks, task, run, state, "on_completion")
+        run_hooks(task.on_completion_hooks, task, run, state, "on_completion",
+                  hook_noter(ctx, "task", run.id))
+
+
+def hook_noter(ctx: FlowRunContext, kind: str, pk: int) -> Callable[[str], None]:
+    return lambda message: ctx.backend.note(Note(kind, pk, message))
 
 
 def _rename(ctx: FlowRunContext, run: TaskRun, state: State) -> None:

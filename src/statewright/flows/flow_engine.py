@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from statewright.flows.backend import Backend, Change, FlowRunStart, TaskRunStart
 from statewright.flows.context import FlowRun, FlowRunContext, flow_run_ctx, prints_logged
-from statewright.flows.engine import CRASHES, TerminationSignal, crash_running
+from statewright.flows.engine import CRASHES, TerminationSignal, crash_running, hook_noter
 from statewright.flows.futures import PrefectFutureList, TaskRunFuture
 from statewright.flows.hooks import run_hooks
 from statewright.flows.runtime import open_backend
@@ -115,7 +115,8 @@ def _attempts(ctx: FlowRunContext, params: dict[str, Any]) -> State:
     flow, run = ctx.flow, ctx.flow_run
     while True:
         run.state = _running()
-        run_hooks(flow.on_running_hooks, flow, run, run.state, "on_running")
+        run_hooks(flow.on_running_hooks, flow, run, run.state, "on_running",
+                  hook_noter(ctx, "flow", run.id))
         try:
             with timeout(flow.timeout_seconds, f"Flow run {run.name!r}"):
                 value = flow.fn(**params)
@@ -172,7 +173,8 @@ def _finish(ctx: FlowRunContext, state: State) -> None:
     run.state = state
     hooks = {"success": flow.on_completion_hooks, "cancelled": flow.on_cancellation_hooks}
     kind = {"success": "on_completion", "cancelled": "on_cancellation"}.get(to, "on_failure")
-    run_hooks(hooks.get(to, flow.on_failure_hooks), flow, run, state, kind)
+    run_hooks(hooks.get(to, flow.on_failure_hooks), flow, run, state, kind,
+              hook_noter(ctx, "flow", run.id))
 
 
 def _crash(ctx: FlowRunContext, exc: BaseException, parent_ti: int | None) -> None:
@@ -184,7 +186,8 @@ def _crash(ctx: FlowRunContext, exc: BaseException, parent_ti: int | None) -> No
     state = Crashed(message=message, data=exc)
     ctx.backend.flow_state(Change(ctx.flow_run.id, "running", "failed", "Crashed", message))
     ctx.flow_run.state = state
-    run_hooks(ctx.flow.on_crashed_hooks, ctx.flow, ctx.flow_run, state, "on_crashed")
+    run_hooks(ctx.flow.on_crashed_hooks, ctx.flow, ctx.flow_run, state, "on_crashed",
+              hook_noter(ctx, "flow", ctx.flow_run.id))
     if parent_ti is not None:
         _end_parent_task(ctx.backend, parent_ti, state)
 

@@ -11,8 +11,9 @@ log = logging.getLogger("statewright.flows.hooks")
 
 
 def run_hooks(hooks: Sequence[Callable[..., Any]], owner: Any, run: Any, state: Any,
-              kind: str) -> list[str]:
-    """Call each hook; return the messages of those that raised (they are logged)."""
+              kind: str, note: Callable[[str], None] | None = None) -> list[str]:
+    """Call each hook; a hook that raises is logged and ``note``d (the run's history keeps a
+    line of it); return those messages."""
     failures: list[str] = []
     for hook in hooks:
         name = getattr(hook, "__name__", repr(hook))
@@ -23,6 +24,8 @@ def run_hooks(hooks: Sequence[Callable[..., Any]], owner: Any, run: Any, state: 
                    f"{type(exc).__name__}: {exc}; the state {state.name} stands")
             log.exception(msg)
             failures.append(msg)
+            if note is not None:
+                note(msg)
     return failures
 
 

@@ -316,3 +316,31 @@ def test_flow_retries_run_the_function_again_named_retrying(engine: Engine,
     assert twice() == 2
     assert run_history(engine) == [("queued", "Pending"), ("running", "Running"),
                                    ("running", "Retrying"), ("success", "Completed")]
+
+
+def test_a_hook_that_raises_is_noted_in_the_history_and_the_state_stands(
+        engine: Engine, recorded: DbBackend) -> None:
+    from sqlalchemy import select
+
+    from statewright.db.tables import state_transition
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("pager is down")
+
+    @task(on_completion=[broken])
+    def step() -> int:
+        return 1
+
+    @flow(on_completion=[broken])
+    def f() -> int:
+        return step()
+
+    assert f() == 1
+    assert task_rows(engine)["step-0"].state_name == "Completed"
+    assert run_history(engine)[-2:] == [("success", "Completed"), ("success", "Completed")]
+    with engine.connect() as conn:
+        notes = conn.execute(select(state_transition.c.entity, state_transition.c.message)
+                             .where(state_transition.c.from_state
+                                    == state_transition.c.to_state)).all()
+    assert {e for e, _m in notes} == {"task_instance", "dag_run"}
+    assert all("pager is down" in m and "stands" in m for _e, m in notes)

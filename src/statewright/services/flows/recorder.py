@@ -33,6 +33,7 @@ from statewright.flows.backend import (
     Deployment,
     FlowRunHandle,
     FlowRunStart,
+    Note,
     QueuedRun,
     RequestBackend,
     TaskRunStart,
@@ -43,7 +44,7 @@ ACTOR = Actor.WORKER
 _READS = frozenset({"flow_run_state", "cache_get", "queued_runs"})
 _REQUESTS = frozenset({"start_flow_run", "start_task_run", "task_state", "flow_state",
                        "flow_run_state", "cache_get", "cache_put", "register_deployment",
-                       "queued_runs"})
+                       "queued_runs", "note"})
 log = logging.getLogger(__name__)
 
 
@@ -193,6 +194,10 @@ class DbBackend(RequestBackend):
     def _cache_get(self, conn: Any, entry: CacheEntry, now: datetime) -> tuple[bool, Any]:
         row = task_cache.lookup(conn, entry.flow_name, entry.task_key, entry.key, now)
         return (True, row.value) if row is not None else (False, None)
+
+    def _note(self, conn: Any, note: Note, now: datetime) -> None:
+        write = door.note_task_instances if note.kind == "task" else door.note_dag_runs
+        write(conn, [(note.pk, note.message)], actor=ACTOR, now=now)
 
     def _cache_put(self, conn: Any, entry: CacheEntry, now: datetime) -> None:
         task_cache.store(conn, [{
