@@ -87,6 +87,11 @@ class StateName(StrEnum):
     CANCELLED = "Cancelled"
     PAUSED = "Paused"
     CANCELLING = "Cancelling"
+    # Prefect's names of flow runs and their task runs (statewright.flows).
+    COMPLETED = "Completed"
+    ROLLED_BACK = "RolledBack"  # completed, but its transaction rolled back (rollback hooks ran)
+    SUSPENDED = "Suspended"  # a flow run paused with its process ended (suspend_flow_run)
+    NOT_READY = "NotReady"  # a flow's task run whose upstream task run did not complete
 
 
 _DEFAULT_TI_NAMES: dict[TaskInstanceState, StateName] = {
@@ -117,11 +122,13 @@ _DEFAULT_RUN_NAMES: dict[DagRunState, StateName] = {
 
 # Which names may be carried by which type (a name outside this set is a bug).
 TI_NAMES_BY_TYPE: dict[TaskInstanceState, frozenset[StateName]] = {
-    TI.NONE: frozenset({StateName.PENDING}),
+    TI.NONE: frozenset({StateName.PENDING, StateName.NOT_READY}),
     TI.SCHEDULED: frozenset({StateName.SCHEDULED, StateName.LATE, StateName.RESUMING}),
     TI.QUEUED: frozenset({StateName.QUEUED, StateName.LATE}),
     TI.RUNNING: frozenset({StateName.RUNNING, StateName.RETRYING, StateName.RESUMING}),
-    TI.SUCCESS: frozenset({StateName.SUCCESS, StateName.CACHED}),
+    TI.SUCCESS: frozenset(
+        {StateName.SUCCESS, StateName.CACHED, StateName.COMPLETED, StateName.ROLLED_BACK}
+    ),
     TI.FAILED: frozenset(
         {StateName.FAILED, StateName.CRASHED, StateName.TIMED_OUT, StateName.CANCELLED}
     ),
@@ -138,11 +145,11 @@ TI_NAMES_BY_TYPE: dict[TaskInstanceState, frozenset[StateName]] = {
 }
 
 RUN_NAMES_BY_TYPE: dict[DagRunState, frozenset[StateName]] = {
-    RUN.QUEUED: frozenset({StateName.QUEUED, StateName.LATE}),
-    RUN.RUNNING: frozenset({StateName.RUNNING}),
-    RUN.PAUSED: frozenset({StateName.PAUSED}),
-    RUN.SUCCESS: frozenset({StateName.SUCCESS}),
-    RUN.FAILED: frozenset({StateName.FAILED}),
+    RUN.QUEUED: frozenset({StateName.QUEUED, StateName.LATE, StateName.PENDING}),
+    RUN.RUNNING: frozenset({StateName.RUNNING, StateName.RETRYING}),
+    RUN.PAUSED: frozenset({StateName.PAUSED, StateName.SUSPENDED}),
+    RUN.SUCCESS: frozenset({StateName.SUCCESS, StateName.COMPLETED}),
+    RUN.FAILED: frozenset({StateName.FAILED, StateName.CRASHED, StateName.TIMED_OUT}),
     RUN.CANCELLED: frozenset({StateName.CANCELLED}),
 }
 

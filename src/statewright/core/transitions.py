@@ -90,7 +90,8 @@ _SEED_TI: list[Edge[TaskInstanceState]] = [
 _EXTRA_TI: list[Edge[TaskInstanceState]] = [
     _ti(_T.NONE, _T.SKIPPED, "upstream skipped under its trigger rule, or a branch skipped it"),
     _ti(_T.SCHEDULED, _T.SKIPPED, "a branch / short-circuit decision skipped it"),
-    _ti(_T.NONE, _T.FAILED, "a mapped task cannot expand: not a list or dict, or too long"),
+    _ti(_T.NONE, _T.FAILED, "a mapped task cannot expand (not a list or dict, or too long), or "
+        "a flow run crashed before its called task started (Crashed)"),
     _ti(_T.QUEUED, _T.SCHEDULED, "executor lost the task, or it sat queued past the timeout"),
     _ti(_T.QUEUED, _T.FAILED, "the try could not start (DAG file failed to load), no retries"),
     _ti(_T.QUEUED, _T.UP_FOR_RETRY, "the try could not start (DAG file failed to load)"),
@@ -132,6 +133,10 @@ _EXTRA_TI: list[Edge[TaskInstanceState]] = [
     _ti(_T.RESTARTING, _T.NONE, "cleared with no try running: re-evaluated at once", PEOPLE),
     _ti(_T.QUEUED, _T.SCHEDULED, "run paused before the try started: back to the scheduler",
         PEOPLE),
+    # A flow's task runs (statewright.flows) start when the flow calls them, in its process.
+    _ti(_T.NONE, _T.RUNNING, "a flow called the task: it runs at once in the flow's process"),
+    _ti(_T.RUNNING, _T.RUNNING, "a flow's task retries at once (no delay): Running → Retrying"),
+    _ti(_T.UP_FOR_RETRY, _T.RUNNING, "a flow's task retries in the flow's process after its delay"),
 ]
 
 
@@ -181,6 +186,11 @@ _RUN_EDGES: list[Edge[DagRunState]] = [
         _run(s, _R.CANCELLED, "cancelled by a user", PEOPLE)
         for s in (_R.QUEUED, _R.RUNNING, _R.PAUSED)
     ],
+    # A flow run (statewright.flows) decides its own final state and its pauses.
+    _run(_R.RUNNING, _R.CANCELLED, "a flow returned a Cancelled state"),
+    _run(_R.RUNNING, _R.PAUSED, "a flow paused itself (pause_flow_run / suspend_flow_run)"),
+    _run(_R.PAUSED, _R.FAILED, "a paused flow was not resumed within its timeout, or crashed"),
+    _run(_R.QUEUED, _R.FAILED, "a flow run's process crashed before the flow started"),
     *[
         _run(s, _R.QUEUED, "tasks cleared: the run starts again", PEOPLE)
         for s in (_R.SUCCESS, _R.FAILED, _R.CANCELLED)

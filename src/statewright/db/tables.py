@@ -79,6 +79,7 @@ dag = Table(
     Column("next_dagrun_create_after", UTCDateTime, nullable=True),
     Column("last_parsed_at", UTCDateTime, nullable=True),
     Column("tags", JSON, nullable=True),
+    Column("kind", String(20), nullable=False, default="dag", server_default="dag"),  # or flow
     Index(None, "next_dagrun_create_after"),
 )
 

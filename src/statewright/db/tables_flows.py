@@ -1,5 +1,55 @@
-"""Tables of flows."""
+"""Tables of flows (``statewright.flows``): a flow run's process and a served flow's deployment.
+
+A flow is a ``dag`` row of kind ``flow``; a flow run a ``dag_run``; each task run a
+``task_instance``. ``flow_run`` adds what a flow run has beside: its parent (a subflow's run
+and the parent's task instance that stands for it), its parameters, and the processes that run
+and record it, with the recorder's heartbeat.
+"""
 
 from __future__ import annotations
 
-from statewright.db.tables import metadata  # noqa: F401
+from sqlalchemy import (
+    JSON,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from statewright.db.tables import UTCDateTime, metadata
+
+flow_run = Table(
+    "flow_run",
+    metadata,
+    Column("dag_run_id", Integer, ForeignKey("dag_run.id", ondelete="CASCADE"),
+           primary_key=True),
+    Column("parent_dag_run_id", Integer, ForeignKey("dag_run.id", ondelete="SET NULL"),
+           nullable=True),
+    Column("parent_task_instance_id", Integer, nullable=True),
+    Column("parameters", JSON, nullable=True),
+    Column("deployment", String(250), nullable=True),
+    Column("hostname", String(1000), nullable=True),
+    Column("pid", Integer, nullable=True),  # the flow's process
+    Column("recorder_pid", Integer, nullable=True),
+    Column("last_heartbeat_at", UTCDateTime, nullable=True),
+    Index(None, "last_heartbeat_at"),
+    Index(None, "parent_dag_run_id"),
+)
+
+# ``flow.serve(name, cron=..., interval=..., parameters=...)``: what a scheduled run starts.
+flow_deployment = Table(
+    "flow_deployment",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dag_id", String(250), ForeignKey("dag.dag_id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(250), nullable=False),
+    Column("entrypoint", Text, nullable=False),  # path/to/file.py:function
+    Column("parameters", JSON, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    UniqueConstraint("dag_id", "name"),
+)

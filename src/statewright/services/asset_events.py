@@ -14,6 +14,7 @@ from statewright.db.repositories import asset_events as event_repo
 from statewright.db.repositories import assets as asset_repo
 from statewright.db.repositories.asset_events import NewAssetEvent
 
+
 class UnknownAsset(StatewrightError):
     """An event posted for an asset no DAG defines."""
 

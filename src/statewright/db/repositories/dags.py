@@ -116,7 +116,7 @@ def deactivate_missing(
     """Mark inactive the DAGs defined under ``folder_prefix`` whose id is not in ``present``."""
     keep = set(present)
     rows = conn.execute(
-        select(dag.c.dag_id).where(dag.c.is_active.is_(True),
+        select(dag.c.dag_id).where(dag.c.is_active.is_(True), dag.c.kind != "flow",
                                    dag.c.fileloc.startswith(folder_prefix))
     ).all()
     gone = [r.dag_id for r in rows if r.dag_id not in keep]
@@ -152,7 +152,8 @@ def active_by_file(conn: Connection, folder_prefix: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for dag_id, fileloc in conn.execute(
         select(dag.c.dag_id, dag.c.fileloc).where(
-            dag.c.is_active.is_(True), dag.c.fileloc.startswith(folder_prefix, autoescape=True))
+            dag.c.is_active.is_(True), dag.c.kind != "flow",
+            dag.c.fileloc.startswith(folder_prefix, autoescape=True))
     ).all():
         out.setdefault(fileloc, set()).add(dag_id)
     return out
@@ -204,7 +205,8 @@ def _synced_values(serialized: Mapping[str, Any], now: datetime) -> dict[str, An
 
 def active_in_file(conn: Connection, fileloc: str) -> set[str]:
     return set(conn.execute(
-        select(dag.c.dag_id).where(dag.c.is_active.is_(True), dag.c.fileloc == fileloc)
+        select(dag.c.dag_id).where(dag.c.is_active.is_(True), dag.c.kind != "flow",
+                                   dag.c.fileloc == fileloc)
     ).scalars())
 
 
@@ -225,7 +227,8 @@ def active_in_files(conn: Connection, filelocs: Iterable[str]) -> dict[str, set[
     for start in range(0, len(names), 400):
         for dag_id, fileloc in conn.execute(
             select(dag.c.dag_id, dag.c.fileloc).where(
-                dag.c.is_active.is_(True), dag.c.fileloc.in_(names[start:start + 400]))
+                dag.c.is_active.is_(True), dag.c.kind != "flow",
+                dag.c.fileloc.in_(names[start:start + 400]))
         ).all():
             out.setdefault(fileloc, set()).add(dag_id)
     return out

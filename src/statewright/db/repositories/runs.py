@@ -37,7 +37,8 @@ def _queued_runs_to_start() -> Any:
     return (
         select(dag_run.c.id, dag_run.c.dag_id, dag.c.max_active_runs)
         .join(dag, dag.c.dag_id == dag_run.c.dag_id)
-        .where(dag_run.c.state == RUN.QUEUED.value, dag.c.is_paused.is_(False))
+        .where(dag_run.c.state == RUN.QUEUED.value, dag.c.is_paused.is_(False),
+               dag.c.kind != "flow")  # a flow's process runs its own runs
         .order_by(dag_run.c.queued_at, dag_run.c.id)
         .limit(bindparam("limit"))
     )
@@ -46,7 +47,8 @@ def _queued_runs_to_start() -> Any:
 _RUNNING_RUNS = (
     select(dag_run.c.id, dag_run.c.dag_id, dag_run.c.run_id, dag_run.c.logical_date,
            dag_run.c.state)
-    .where(dag_run.c.state == RUN.RUNNING.value)
+    .join(dag, dag.c.dag_id == dag_run.c.dag_id)
+    .where(dag_run.c.state == RUN.RUNNING.value, dag.c.kind != "flow")
     .order_by(dag_run.c.id)
 )
 

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from statewright.services.backfill import BackfillProgress
+from statewright.services.flows.reaper import LostFlowRuns
 from statewright.services.scheduler.asset_runs import AssetRunCreation
 from statewright.services.scheduler.dagrun_creation import DagRunCreation
 from statewright.services.scheduler.late import LateNaming
@@ -41,4 +42,5 @@ def scheduling_steps(
         AssetRunCreation(max_dags_per_loop=max_dagruns_per_loop),
         BackfillProgress(),
         LateNaming(run_threshold=late_run_threshold, task_threshold=late_task_threshold),
+        LostFlowRuns(),
     ]

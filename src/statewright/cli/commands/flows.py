@@ -1,0 +1,69 @@
+"""CLI commands for flows (``statewright.flows``): list them, run one, start served runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import click
+
+
+def register(cli: click.Group) -> None:
+    """Add this module's commands to the top-level group."""
+    from statewright.cli.output import console, fail, friendly, parse_conf
+
+    @cli.group("flows")
+    def flows() -> None:
+        """Flows: Prefect-style @flow functions whose task calls are recorded as they run."""
+
+    @flows.command("list")
+    @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+    @click.pass_obj
+    @friendly
+    def flows_list(app: Any, output: str) -> None:
+        """The flows that have run or are served, with their schedule."""
+        from rich.table import Table
+
+        from statewright.db.repositories import flows as flow_repo
+
+        app.ensure_schema()
+        with app.engine.connect() as conn:
+            rows = flow_repo.list_flows(conn)
+        if output == "json":
+            click.echo(json.dumps([{"flow": r.dag_id, "fileloc": r.fileloc,
+                                    "paused": r.is_paused, "schedule": r.schedule_summary}
+                                   for r in rows]))
+            return
+        if not rows:
+            console.print("no flows yet: run one with `statewright flows run FILE:FUNCTION`")
+            return
+        table = Table("flow", "schedule", "paused", "file")
+        for r in rows:
+            table.add_row(r.dag_id, r.schedule_summary or "", "yes" if r.is_paused else "",
+                          r.fileloc or "")
+        console.print(table)
+
+    @flows.command("run")
+    @click.argument("entrypoint")
+    @click.option("--params", default=None, help="The flow's parameters as a JSON object.")
+    @click.pass_obj
+    @friendly
+    def flows_run(app: Any, entrypoint: str, params: str | None) -> None:
+        """Run the flow ENTRYPOINT (path/to/file.py:function) in a process of its own; its
+        states are recorded in this database. STATEWRIGHT_PREFECT_COMPAT=true lets the file
+        import prefect."""
+        parameters = parse_conf(params)
+        path = entrypoint.rpartition(":")[0]
+        if not path or not os.path.isfile(path):
+            fail(f"{entrypoint!r}: write path/to/file.py:function, with a file that exists.", 2)
+        app.ensure_schema()
+        env = {**os.environ, "STATEWRIGHT_DATABASE_URL": app.settings.database_url,
+               "STATEWRIGHT_FLOW_PARAMETERS": json.dumps(parameters)}
+        code = subprocess.call([sys.executable, "-m", "statewright.flows.entry", entrypoint],
+                               env=env)
+        if code:
+            fail(f"the flow run of {entrypoint} did not complete (exit code {code}); see "
+                 "`statewright flows list` and the run's history.", code)

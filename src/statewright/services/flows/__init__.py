@@ -1,0 +1,1 @@
+"""Flow runs' services: the recorder (states through the one door, heartbeats, crashes)."""

@@ -1,0 +1,321 @@
+"""The recorder: stores a flow run's state changes through the one door, as they happen.
+
+``DbBackend`` answers the flow engine's requests (``statewright.flows.backend.Backend``) over
+an engine. Run as ``python -m statewright.services.flows.recorder IN OUT PID`` it serves the
+flow process on two pipes, heartbeats its runs, and — when the pipe closes without a
+``close`` (the flow's process was killed) — ends the unfinished runs and their running task
+runs ``Crashed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import uuid
+from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from typing import Any
+
+from sqlalchemy import Engine
+
+from statewright.core.states import RUN, TI, StateName
+from statewright.core.transitions import Actor
+from statewright.db import transition as door
+from statewright.db.engine import read_snapshot, transaction
+from statewright.db.repositories import flows as flow_repo
+from statewright.db.repositories import task_cache
+from statewright.flows.backend import (
+    CacheEntry,
+    Change,
+    Deployment,
+    FlowRunHandle,
+    FlowRunStart,
+    Note,
+    QueuedRun,
+    RequestBackend,
+    TaskRunStart,
+)
+from statewright.services.flows.deployments import register_deployment
+
+ACTOR = Actor.WORKER
+_READS = frozenset({"flow_run_state", "cache_get", "queued_runs"})
+_REQUESTS = frozenset({"start_flow_run", "start_task_run", "task_state", "flow_state",
+                       "flow_run_state", "cache_get", "cache_put", "register_deployment",
+                       "queued_runs", "note"})
+log = logging.getLogger(__name__)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _name(name: str) -> StateName:
+    try:
+        return StateName(name)
+    except ValueError:
+        raise ValueError(f"{name!r} is not a state name this version records.") from None
+
+
+class DbBackend(RequestBackend):
+    """The flow engine's backend over the database (one transaction per request)."""
+
+    def __init__(self, engine: Engine, *, recorder_pid: int | None = None) -> None:
+        self.engine = engine
+        self.recorder_pid = recorder_pid
+        self.open_runs: set[int] = set()
+        self._runs: dict[int, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+
+    # -- the Backend protocol: one transaction per request (reads on a snapshot) ---------------
+
+    def request(self, method: str, arg: Any) -> Any:
+        if method in _READS:
+            with read_snapshot(self.engine) as conn:
+                return getattr(self, f"_{method}")(conn, arg, _now())
+        return self.apply(method, arg)
+
+    def apply(self, method: str, arg: Any) -> Any:
+        if method not in _REQUESTS:
+            raise ValueError(f"{method!r} is not a request of the flow recorder.")
+        with transaction(self.engine) as conn:
+            return getattr(self, f"_{method}")(conn, arg, _now())
+
+    def apply_batch(self, batch: list[tuple[str, Any]]) -> list[tuple[bool, Any]]:
+        """Requests of several threads in one transaction (one commit for all); when one
+        fails, each is applied alone so that only that one fails."""
+        if len(batch) > 1:
+            try:
+                with transaction(self.engine) as conn:
+                    now = _now()
+                    for method, _arg in batch:
+                        if method not in _REQUESTS:
+                            raise ValueError(method)
+                    return [(True, getattr(self, f"_{m}")(conn, a, now)) for m, a in batch]
+            except Exception:
+                log.debug("a batch of %d requests failed; applying them one by one", len(batch))
+        out: list[tuple[bool, Any]] = []
+        for method, arg in batch:
+            try:
+                out.append((True, self.apply(method, arg)))
+            except Exception as exc:
+                log.exception("recorder request %s failed", method)
+                out.append((False, f"{type(exc).__name__}: {exc}"))
+        return out
+
+    def _run_keys(self, conn: Any, run_pk: int) -> tuple[str, str]:
+        keys = self._runs.get(run_pk)
+        if keys is None:
+            run = door_run(conn, run_pk)
+            keys = self._runs[run_pk] = (str(run.dag_id), str(run.run_id))
+        return keys
+
+    # -- requests (each inside the caller's transaction) -------------------------------------
+
+    def _start_flow_run(self, conn: Any, req: FlowRunStart, now: datetime) -> FlowRunHandle:
+        flow_repo.ensure_flow(conn, req.flow_name, fileloc=req.fileloc,
+                              description=req.description, now=now)
+        if req.adopt_run is not None:
+            pk = req.adopt_run
+            res = door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING,
+                                         actor=ACTOR, now=now)
+            if not res.changed:
+                raise ValueError(f"Flow run {pk} cannot be started: it is "
+                                 f"{res.lost.get(pk) or 'already running'}, not queued.")
+            run_id = str(door_run(conn, pk).run_id)
+        else:
+            stamp = now.strftime("%Y-%m-%dT%H:%M:%S")
+            run_id = f"{req.run_name or 'flow'}__{stamp}_{uuid.uuid4().hex[:6]}"
+            pk = door.create_dag_run(conn, dag_id=req.flow_name, run_id=run_id,
+                                     run_type="flow", actor=ACTOR, now=now,
+                                     conf=req.parameters, name=StateName.PENDING)
+            door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING, actor=ACTOR,
+                                   now=now)
+        parent_run = None
+        if req.parent_task_run is not None:
+            parent_run = _parent_run_of(conn, req.parent_task_run)
+        flow_repo.insert_flow_run(conn, {
+            "dag_run_id": pk, "parent_dag_run_id": parent_run,
+            "parent_task_instance_id": req.parent_task_run, "parameters": req.parameters,
+            "hostname": req.hostname, "pid": req.pid, "recorder_pid": self.recorder_pid,
+            "last_heartbeat_at": now})
+        with self._lock:
+            self.open_runs.add(pk)
+            self._runs[pk] = (req.flow_name, run_id)
+        return FlowRunHandle(pk, run_id, req.flow_name)
+
+    def _start_task_run(self, conn: Any, req: TaskRunStart, now: datetime) -> int:
+        dag_id, run_id = self._run_keys(conn, req.run_pk)
+        row = {"max_tries": req.max_tries, "operator": "@task", "hostname": req.hostname,
+               "pid": req.pid}
+        if req.run:
+            return door.create_running_task_instance(
+                conn, dag_run_id=req.run_pk, dag_id=dag_id, run_id=run_id,
+                task_id=req.task_run_name, values=row, actor=ACTOR, now=now)
+        (pk,) = door.create_task_instances(
+            conn, dag_run_id=req.run_pk, dag_id=dag_id, run_id=run_id,
+            rows=[{"task_id": req.task_run_name, **row}], actor=ACTOR, now=now)
+        return pk
+
+    def _task_state(self, conn: Any, change: Change, now: datetime) -> None:
+        if change.frm == change.to and change.to != TI.RUNNING.value:
+            door.rename_task_instances(conn, [change.pk], state=TI(change.to),
+                                       name=_name(change.name), actor=ACTOR, now=now,
+                                       message=change.message)
+            return
+        values = {"next_retry_at": change.next_retry_at} if change.next_retry_at else None
+        res = door.set_task_instance_state(
+            conn, change.pk, frm=TI(change.frm), to=TI(change.to), actor=ACTOR, now=now,
+            name=_name(change.name), message=change.message,
+            try_number=change.try_number if change.try_number else None,
+            increment_try=change.increment_try, values=values)
+        if res.lost:
+            log.warning("task run %s: %s → %s not applied, it is %s", change.pk, change.frm,
+                        change.to, res.lost[change.pk])
+
+    def _flow_state(self, conn: Any, change: Change, now: datetime) -> None:
+        if change.frm == change.to:
+            door.rename_dag_runs(conn, [change.pk], state=RUN(change.to),
+                                 name=_name(change.name), actor=ACTOR, now=now,
+                                 message=change.message)
+            return
+        res = door.set_dag_run_state(conn, change.pk, frm=RUN(change.frm), to=RUN(change.to),
+                                     actor=ACTOR, now=now, name=_name(change.name),
+                                     message=change.message)
+        if res.lost:
+            log.warning("flow run %s: %s → %s not applied, it is %s", change.pk, change.frm,
+                        change.to, res.lost[change.pk])
+
+    def _flow_run_state(self, conn: Any, run_pk: int, now: datetime) -> tuple[str, str]:
+        return flow_repo.run_state(conn, run_pk)
+
+    def _cache_get(self, conn: Any, entry: CacheEntry, now: datetime) -> tuple[bool, Any]:
+        row = task_cache.lookup(conn, entry.flow_name, entry.task_key, entry.key, now)
+        return (True, row.value) if row is not None else (False, None)
+
+    def _note(self, conn: Any, note: Note, now: datetime) -> None:
+        write = door.note_task_instances if note.kind == "task" else door.note_dag_runs
+        write(conn, [(note.pk, note.message)], actor=ACTOR, now=now)
+
+    def _cache_put(self, conn: Any, entry: CacheEntry, now: datetime) -> None:
+        task_cache.store(conn, [{
+            "dag_id": entry.flow_name, "task_id": entry.task_key, "cache_key": entry.key,
+            "value": entry.value, "created_at": now, "expires_at": entry.expires_at,
+            "run_id": entry.run_id, "try_number": entry.try_number}])
+
+    def _register_deployment(self, conn: Any, d: Deployment, now: datetime) -> None:
+        register_deployment(conn, d, now)
+
+    def _queued_runs(self, conn: Any, flow_name: str, now: datetime) -> list[QueuedRun]:
+        return [QueuedRun(r.id, r.run_id, dict(r.conf or {}))
+                for r in flow_repo.queued_flow_runs(conn) if r.dag_id == flow_name]
+
+    def heartbeat(self) -> None:
+        with self._lock:
+            runs = set(self.open_runs)
+        if runs:
+            with transaction(self.engine) as conn:
+                flow_repo.heartbeat(conn, runs, _now())
+
+    def close(self, *, finished: bool) -> None:
+        if not finished:
+            self.crash_unfinished("the flow's process ended without finishing its run "
+                                  "(killed?)")
+
+    def crash_unfinished(self, message: str) -> int:
+        """End this recorder's unfinished runs, and their running task runs, Crashed."""
+        with self._lock:
+            runs = set(self.open_runs)
+        if not runs:
+            return 0
+        return crash_runs(self.engine, runs, message)
+
+
+def crash_runs(engine: Engine, runs: set[int], message: str) -> int:
+    now = _now()
+    with transaction(engine) as conn:
+        for ti in flow_repo.running_task_instances(conn, runs):
+            door.set_task_instance_state(conn, ti.id, frm=TI.RUNNING, to=TI.FAILED, actor=ACTOR,
+                                         now=now, name=StateName.CRASHED, message=message,
+                                         try_number=ti.try_number)
+        n = 0
+        for row in flow_repo.runs_in_states(conn, runs, (RUN.RUNNING.value, RUN.QUEUED.value)):
+            n += len(door.set_dag_run_state(conn, row.id, frm=RUN(row.state), to=RUN.FAILED,
+                                            actor=ACTOR, now=now, name=StateName.CRASHED,
+                                            message=message).changed)
+    return n
+
+
+def door_run(conn: Any, run_pk: int) -> Any:
+    from statewright.db.repositories import runs
+
+    return runs.get(conn, run_pk)
+
+
+def _parent_run_of(conn: Any, ti_pk: int) -> int | None:
+    from statewright.db.repositories import task_instances
+
+    row = task_instances.get(conn, ti_pk)
+    return int(row.dag_run_id) if row is not None else None
+
+
+# -- the recorder process ------------------------------------------------------------------------
+
+
+def serve(backend: DbBackend, inp: Connection, out: Connection, stop: threading.Event) -> bool:
+    """Answer requests until ``close`` (True) or the pipe closes (False: the flow died)."""
+    while True:
+        try:
+            method, arg = inp.recv()
+        except (EOFError, OSError):
+            return False
+        if method == "close":
+            backend.close(finished=bool(arg))
+            out.send((True, None))
+            return True
+        out.send(backend.apply_batch(arg) if method == "batch"
+                 else backend.apply_batch([(method, arg)])[0])
+
+
+def main(argv: list[str]) -> int:
+    from statewright.config import load_settings
+    from statewright.db.engine import make_engine
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # it ends when the flow's process does
+    inp = Connection(int(argv[0]), writable=False)
+    out = Connection(int(argv[1]), readable=False)
+    try:
+        settings = load_settings()
+        engine = make_engine(settings.database_url)
+        with read_snapshot(engine) as conn:
+            flow_repo.list_flows(conn)
+    except Exception as exc:
+        out.send((False, f"The flow recorder cannot use the database: {exc}. Run "
+                         "`statewright db migrate` (or set STATEWRIGHT_DATABASE_URL), or set "
+                         "STATEWRIGHT_FLOWS_BACKEND=memory to run without recording."))
+        return 1
+    backend = DbBackend(engine, recorder_pid=os.getpid())
+    stop = threading.Event()
+    interval = float(os.environ.get("STATEWRIGHT_FLOWS_HEARTBEAT_SECONDS", "5"))
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            try:
+                backend.heartbeat()
+            except Exception:
+                log.exception("flow run heartbeat failed")
+
+    threading.Thread(target=beat, name="flow-heartbeat", daemon=True).start()
+    out.send((True, None))
+    finished = serve(backend, inp, out, stop)
+    stop.set()
+    if not finished:
+        backend.crash_unfinished("the flow's process died (killed, or lost) before it "
+                                 "finished its run")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
