@@ -66,6 +66,17 @@ with DAG("sql_ecl", default_args=TASK_DEFAULTS):
         loaded = load(extract.output)
         setup >> ready >> extract >> checks
         checks >> loaded
+
+    @task(**TASK_DEFAULTS)
+    def threads():
+        # lookups from several threads share the task's pipe to its worker
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(lambda i: Variable.get("min_amount") if i % 2 else
+                                DbApiHook(conn_id="pg_target").connection.host, range(40)))
+        return sorted(set(got))
+
+    threads()
 '''
 
 
@@ -98,11 +109,15 @@ def wait_for_run(engine: Engine, dag_id: str, run_id: str, timeout: float = 90) 
 
 
 def check_outcome(engine: Engine, run: Any, suffix: str) -> None:
+    from statewright.db.repositories import xcoms as xcom_repo
+
     with engine.connect() as conn:
         tis = {t.task_id: t for t in ti_repo.by_run(conn, run.id)}
+        threads = xcom_repo.get_return_values(conn, [(run.id, "threads")])
     states = {t: (ti.state, ti.state_message) for t, ti in tis.items()}
     assert run.state == "success", states
-    assert len(tis) == 14
+    assert len(tis) == 15
+    assert threads[(run.id, "threads")] == ["127.0.0.1", "20"]
     drop_tables(suffix)
 
 

@@ -170,3 +170,16 @@ def test_redacting_stream_masks_secrets_written_in_pieces() -> None:
     assert "s3cr3t" not in out.getvalue()
     assert out.getvalue().count("***") == 2
     reset_masks()
+
+
+def test_template_accessors_render_in_a_sandboxed_jinja_environment(store: FakeStore) -> None:
+    from jinja2.sandbox import SandboxedEnvironment
+
+    env = SandboxedEnvironment()
+    template = env.from_string(
+        "{{ var.value.threshold }} {{ var.json.cfg.a.b }} {{ conn.db.host }} "
+        "{{ var.value.get('missing', 'dflt') }} {{ conn.db.extra_dejson }}")
+    assert template.render(**template_accessors()) == "5 2 store.host dflt {}"
+    assert store.reads == ["var:threshold", "var:cfg", "conn:db", "var:missing"]
+    with pytest.raises(KeyError, match="absent"):
+        env.from_string("{{ var.value.absent }}").render(**template_accessors())

@@ -7,6 +7,7 @@ The task process holds no database session: its store (:class:`RelayStore`) send
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -39,9 +40,11 @@ class SecretAnswer:
 class RelayStore:
     def __init__(self, ask: Callable[[Any], Any]) -> None:
         self.ask = ask
+        self._lock = threading.Lock()  # one question at a time on the pipe (tasks with threads)
 
     def _call(self, request: SecretRequest) -> Any:
-        reply = self.ask(request)
+        with self._lock:
+            reply = self.ask(request)
         if isinstance(reply, BaseException):
             raise reply
         if not isinstance(reply, SecretAnswer):
