@@ -1,0 +1,69 @@
+"""Which permission each route needs: declared on the route (``openapi_extra``), or derived
+from its HTTP method when it declares none. The OpenAPI document states it for every
+operation under ``x-permission``, so clients and tests read the same table the server uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.routing import BaseRoute
+
+from statewright.core.auth import Permission, least_role, permission_for_method
+
+KEY = "x-permission"
+
+
+def declare(permission: Permission) -> dict[str, Any]:
+    """``openapi_extra`` of a route that needs ``permission`` whatever its method."""
+    return {KEY: permission.value}
+
+
+PUBLIC = declare(Permission.PUBLIC)
+AUTHENTICATED = declare(Permission.AUTHENTICATED)
+ADMIN = declare(Permission.ADMIN)
+
+
+def route_permission(route: BaseRoute | None, method: str) -> Permission:
+    """The permission a request for ``route`` with ``method`` needs."""
+    extra = getattr(route, "openapi_extra", None) or {}
+    declared = extra.get(KEY)
+    if declared is not None:
+        return Permission(declared)
+    return permission_for_method(method)
+
+
+def document_permissions(app: FastAPI) -> None:
+    """Every operation of the OpenAPI document says its permission and the least role."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = build()
+        for item in schema.get("paths", {}).values():
+            for method, operation in item.items():
+                if not isinstance(operation, dict) or "responses" not in operation:
+                    continue
+                perm = Permission(operation.get(KEY) or permission_for_method(method).value)
+                operation[KEY] = perm.value
+                role = least_role(perm)
+                if role is not None:
+                    operation.setdefault("security", [{"bearer": []}, {"session": []}])
+                    operation["responses"].setdefault(
+                        "401", {"description": "No valid credentials"})
+                    operation["responses"].setdefault(
+                        "403", {"description": f"Needs the role {role.value} or higher"})
+                    operation["description"] = (operation.get("description", "") +
+                                                f"\n\nNeeds the role **{role.value}**.").strip()
+                else:
+                    operation["security"] = []
+        schema.setdefault("components", {}).setdefault("securitySchemes", {}).update({
+            "bearer": {"type": "http", "scheme": "bearer",
+                       "description": "A JWT from POST /api/v1/auth/token, or an API token"},
+            "session": {"type": "apiKey", "in": "cookie", "name": "statewright_session"},
+        })
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
