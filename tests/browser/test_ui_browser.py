@@ -26,7 +26,7 @@ def test_trigger_from_the_list_then_read_a_failure_in_the_grid(
     page.locator("#toast.show").wait_for()
     assert "from_the_ui" in page.inner_text("#toast")
     run = httpx.get(ui_server.url + "/api/v1/dags/orders/dagRuns/from_the_ui").json()
-    assert run["conf"] == {"region": "eu", "limit": 3} and run["triggered_by"] == "api"
+    assert run["conf"] == {"region": "eu", "limit": 3} and run["triggered_by"] == "user:admin"
 
     page.goto(ui_server.url + "/dags/orders")
     cell = page.locator("button.cell.s-failed[data-task-id='check']")

@@ -1,3 +1,3 @@
 """Command groups of the CLI, one module per area; ``main`` registers each module's commands."""
 
-MODULES = ("scheduling", "triggers", "controls", "diagnose", "celery")
+MODULES = ("scheduling", "triggers", "controls", "diagnose", "celery", "users")
