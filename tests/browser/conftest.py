@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from ui_harness import UiServer
+from ui_harness import UiServer, add_user, sign_in
 
 from statewright.api.server import make_server
 from statewright.config import load_settings
@@ -66,6 +66,7 @@ def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
     migrate(engine)
     orders_dag(fail=False).test(engine=engine, logs_folder=settings.logs_folder)
     failed = orders_dag(fail=True).test(engine=engine, logs_folder=settings.logs_folder)
+    headers = add_user(engine, "admin", "admin")
     server = make_server(engine, settings, host="127.0.0.1", port=0)
     thread = server.start_thread()
     deadline = time.monotonic() + 20
@@ -78,7 +79,7 @@ def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
         if time.monotonic() > deadline:
             pytest.fail("the UI server did not start")
         time.sleep(0.1)
-    yield UiServer(server.url.rstrip("/"), engine, failed.run_id)
+    yield UiServer(server.url.rstrip("/"), engine, failed.run_id, headers)
     server.stop()
     thread.join(10)
     engine.dispose()
@@ -95,8 +96,10 @@ def browser(ui_server: UiServer) -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+def page(browser: Any, ui_server: UiServer, tmp_path: Path) -> Iterator[Any]:
+    """A page signed in as the admin."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
+    sign_in(context, ui_server, "admin")
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
