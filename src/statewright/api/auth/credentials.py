@@ -55,7 +55,7 @@ def _from_jwt(request: Request, token: str) -> Identity:
     if user is None:
         raise Unauthenticated(f"Not authenticated: the user {claims['sub']!r} of the token "
                               "no longer exists.")
-    if claims["iat"] < int(user.tokens_valid_after.timestamp()):
+    if float(claims.get("auth_time", claims["iat"])) < user.tokens_valid_after.timestamp():
         raise Unauthenticated("Not authenticated: the token was issued before the user's "
                               "password changed; log in again.")
     return Identity(user.username, Role(user.role), "jwt")

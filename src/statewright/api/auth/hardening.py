@@ -1,12 +1,11 @@
-"""What every response and request goes through: security headers (a Content-Security-Policy
-without inline scripts), CORS only for configured origins, and a limit on request bodies."""
+"""What every request and response goes through: a limit on request bodies, security headers
+(a Content-Security-Policy without inline scripts), and CORS only for configured origins."""
 
 from __future__ import annotations
 
 import json
 
 from fastapi import FastAPI
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -48,31 +47,25 @@ class SecurityHeaders:
         await self.app(scope, receive, _send)
 
 
-class _TooLarge(StarletteHTTPException):
-    """Raised while a streamed body is read: the app's handler answers 413 with its detail."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, _too_large(limit))
-
-
-def _too_large(limit: int) -> str:
+def too_large(limit: int) -> str:
     return (f"The request body is larger than {limit} bytes (STATEWRIGHT_API_MAX_BODY_BYTES). "
             "Nothing was changed.")
 
 
 class BodyLimit:
-    """Answers 413 for a body over ``limit`` bytes: at once by its Content-Length, or as soon
-    as a streamed body passes the limit (nothing of it reaches a route)."""
+    """Answers 413 (JSON) for a body over ``limit`` bytes: at once by its Content-Length, else
+    once a streamed body passes the limit. The body is read before the app runs (it is at most
+    ``limit`` bytes), so nothing of an oversized request reaches a route."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app, self.limit = app, limit
 
     async def _reject(self, send: Send) -> None:
-        body = json.dumps({"detail": _too_large(self.limit)})
+        body = json.dumps({"detail": too_large(self.limit)}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body.encode()})
+        await send({"type": "http.response.body", "body": body})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -82,28 +75,27 @@ class BodyLimit:
         if length is not None and length.isdigit() and int(length) > self.limit:
             await self._reject(send)
             return
-        seen, started = 0, False
-
-        async def _receive() -> Message:
-            nonlocal seen
+        if length is not None or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)  # the server stops at Content-Length
+            return
+        messages: list[Message] = []
+        seen = 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge(self.limit)
-            return message
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                await self._reject(send)
+                return
+            if not message.get("more_body", False):
+                break
 
-        async def _send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+        async def _replay() -> Message:
+            return messages.pop(0) if messages else await receive()
 
-        try:
-            await self.app(scope, _receive, _send)
-        except _TooLarge:
-            if started:
-                raise
-            await self._reject(send)
+        await self.app(scope, _replay, send)
 
 
 def install_outer(app: FastAPI, settings: Settings) -> None:

@@ -41,7 +41,7 @@ def signing_key(settings: Settings) -> str:
 def issue(username: str, *, key: str, now: datetime, lifetime: timedelta) -> str:
     claims = {"sub": username, "iat": int(now.timestamp()), "nbf": int(now.timestamp()),
               "exp": int((now + lifetime).timestamp()), "aud": AUDIENCE,
-              "jti": secrets.token_hex(8)}
+              "jti": secrets.token_hex(8), "auth_time": now.timestamp()}
     return jwt.encode(claims, key, algorithm=ALGORITHM)
 
 

@@ -182,10 +182,10 @@ def revoke_token(engine: Engine, token_id: int, *, by: Identity, now: datetime) 
         row = repo.get_token(conn, token_id)
         owner = repo.get_user(conn, by.username)
         mine = row is not None and owner is not None and row.user_id == owner.id
-        if row is None or row.kind != "api" or not (mine or by.role is Role.ADMIN):
-            raise AccountError(f"No API token {token_id} of yours; GET /api/v1/auth/tokens "
-                               "lists them. Nothing was changed.")
-        repo.revoke_token(conn, token_id, now)
+        if row is None or row.kind != "api" or not (mine or by.role is Role.ADMIN) \
+                or not repo.revoke_token(conn, token_id, now):
+            raise AccountError(f"No API token {token_id} of yours that is not revoked; GET "
+                               "/api/v1/auth/tokens lists them. Nothing was changed.")
 
 
 def end_session(engine: Engine, token_id: int, now: datetime) -> None:
