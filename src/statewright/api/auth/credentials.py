@@ -94,6 +94,7 @@ def identify(request: Request, form_csrf: str | None = None) -> Identity:
     if request.method.upper() not in READ_METHODS:
         given = request.headers.get(CSRF_HEADER) or form_csrf or ""
         if not hmac.compare_digest(given, csrf_token(request, secret)):
+            request.state.audit_username = identity.username
             raise Forbidden(f"Missing or wrong CSRF token: a state-changing request made with "
                             f"the session cookie needs the page's token in the {CSRF_HEADER} "
                             "header. Reload the page and try again. Nothing was changed.")
