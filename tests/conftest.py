@@ -117,3 +117,34 @@ def auth_headers() -> Callable[..., dict[str, str]]:
         return add_user(engine, username, role)
 
     return make
+
+
+@pytest.fixture
+def cli_run(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., object]]:
+    """``cli_run(env, *args, input=None)``: run the CLI in this process like a separate command,
+    closing the database connections it opened when it ends."""
+    from click.testing import CliRunner
+
+    from statewright.cli.app import App
+    from statewright.cli.main import cli
+
+    apps: list[App] = []
+
+    class _Tracked(App):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            apps.append(self)
+
+    monkeypatch.setattr("statewright.cli.main.App", _Tracked)
+
+    def run(env: dict[str, str], *args: str, input: str | None = None) -> object:
+        try:
+            return CliRunner().invoke(cli, list(args), env=env, input=input,
+                                      catch_exceptions=False)
+        finally:
+            for app in apps:
+                if "engine" in app.__dict__:
+                    app.engine.dispose()
+            apps.clear()
+
+    yield run

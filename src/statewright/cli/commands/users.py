@@ -4,6 +4,7 @@ set-role — and API tokens of a user."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -32,7 +33,7 @@ def _now() -> Any:
 
 def _password(password: str | None, *, stdin: bool) -> str:
     if stdin:
-        value = click.get_text_stream("stdin").readline().rstrip("\n")
+        value = sys.stdin.readline().rstrip("\n")
         if not value:
             fail("--password-stdin: no password on standard input; nothing was changed", 2)
         return value
