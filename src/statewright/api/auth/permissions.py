@@ -58,6 +58,7 @@ def document_permissions(app: FastAPI) -> None:
                                                 f"\n\nNeeds the role **{role.value}**.").strip()
                 else:
                     operation["security"] = []
+        _document_errors(schema)
         schema.setdefault("components", {}).setdefault("securitySchemes", {}).update({
             "bearer": {"type": "http", "scheme": "bearer",
                        "description": "A JWT from POST /api/v1/auth/token, or an API token"},
@@ -67,3 +68,26 @@ def document_permissions(app: FastAPI) -> None:
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+_ERROR = {"type": "object", "required": ["detail"], "title": "Error",
+          "properties": {"detail": {"type": "string", "description": "What was wrong and what "
+                                                                      "to do."}}}
+_INVALID = {"type": "object", "required": ["detail"], "title": "InvalidRequest",
+            "properties": {"detail": {"type": "string"},
+                           "errors": {"type": "array", "items": {"type": "object"},
+                                      "description": "pydantic's list of problems"}}}
+
+
+def _document_errors(schema: dict[str, Any]) -> None:
+    """Errors answer ``{"detail": "..."}`` (422: and ``errors``): the document says so, in place
+    of FastAPI's default validation error schema."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["HTTPValidationError"] = _INVALID
+    components["Error"] = _ERROR
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            for code, response in operation.get("responses", {}).items():
+                if code.startswith(("4", "5")) and code != "503" and "content" not in response:
+                    response["content"] = {"application/json": {
+                        "schema": {"$ref": "#/components/schemas/Error"}}}

@@ -4,9 +4,9 @@ long-lived API tokens (create, list, revoke)."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 
 from statewright.api.auth import schemas as a
 from statewright.api.auth.credentials import key_of
@@ -84,7 +84,8 @@ def create_token(request: Request, body: a.ApiTokenBody) -> a.NewApiToken:
 @router.delete("/auth/tokens/{token_id}", response_model=a.ApiToken,
                openapi_extra=AUTHENTICATED,
                responses={404: {"description": "No such token of yours"}})
-def revoke_token(request: Request, token_id: int) -> a.ApiToken:
+def revoke_token(request: Request,
+                 token_id: Annotated[int, Path(ge=1, le=2**31 - 1)]) -> a.ApiToken:
     """Revoke an API token (one's own; an admin any): it stops working at once."""
     who = identity_of(request)
     try:
