@@ -79,7 +79,8 @@ def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
         if time.monotonic() > deadline:
             pytest.fail("the UI server did not start")
         time.sleep(0.1)
-    yield UiServer(server.url.rstrip("/"), engine, failed.run_id, headers)
+    yield UiServer(server.url.rstrip("/"), engine, failed.run_id, headers,
+                   settings.logs_folder)
     server.stop()
     thread.join(10)
     engine.dispose()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
@@ -18,6 +19,7 @@ class UiServer:
     failed_run_id: str
     headers: dict[str, str] = field(default_factory=dict)
     """An admin's bearer header, for the tests' own API calls."""
+    logs_folder: Path | None = None
 
 
 def add_user(engine: Engine, username: str, role: str) -> dict[str, str]:
