@@ -193,3 +193,12 @@ def test_bad_user_input_is_422_or_409(client: TestClient) -> None:
     assert client.delete("/api/v1/users/bob").json()["username"] == "bob"
     users = [u["username"] for u in client.get("/api/v1/users").json()["users"]]
     assert users == ["admin"]
+
+
+def test_a_long_username_fits_in_the_history(
+        anonymous: TestClient, auth_headers: Headers, engine: Engine) -> None:
+    name = "a" * 64  # the longest username: user:<64 characters> as actor and triggered_by
+    store_dag(engine, chain_dag("d1", 1))
+    headers = auth_headers(engine, name, "operator")
+    res = anonymous.post("/api/v1/dags/d1/dagRuns", json={"dag_run_id": "r1"}, headers=headers)
+    assert res.status_code == 200 and res.json()["triggered_by"] == f"user:{name}"

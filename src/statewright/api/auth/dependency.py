@@ -29,7 +29,7 @@ async def _form_csrf(request: Request) -> str | None:
     if not request.headers.get("content-type", "").startswith(FORM):
         return None
     fields = parse_qs((await request.body()).decode(errors="replace"))
-    return (fields.get(CSRF_FIELD) or [None])[0]
+    return next(iter(fields.get(CSRF_FIELD, [])), None)
 
 
 async def authorize(request: Request) -> None:
