@@ -10,7 +10,9 @@ from api_helpers import chain_dag, store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from statewright.api import create_app
 from statewright.api.auth.hardening import CSP
+from statewright.config import Settings
 
 Headers = Callable[..., dict[str, str]]
 
@@ -135,3 +137,14 @@ def test_every_answer_carries_a_csp_without_inline_scripts(anonymous: TestClient
 def test_cors_is_closed_unless_configured(anonymous: TestClient) -> None:
     res = anonymous.get("/api/v1/health", headers={"Origin": "https://elsewhere.example"})
     assert "access-control-allow-origin" not in res.headers
+
+
+def test_cors_opens_for_configured_origins_only(engine: Engine, settings: Settings) -> None:
+    app = create_app(engine=engine, settings=settings.with_overrides(
+        api_cors_origins=("https://dash.example",)))
+    with TestClient(app) as c:
+        ok = c.get("/api/v1/health", headers={"Origin": "https://dash.example"})
+        other = c.get("/api/v1/health", headers={"Origin": "https://elsewhere.example"})
+    assert ok.headers["access-control-allow-origin"] == "https://dash.example"
+    assert "access-control-allow-origin" not in other.headers
+    assert settings.api_host == "127.0.0.1"  # the server binds loopback unless configured
