@@ -3,7 +3,8 @@
 Three roles, each containing the one before: ``viewer`` reads everything, ``operator`` also
 changes states (trigger, clear, mark, cancel, pause, backfill), ``admin`` also manages users,
 pools and the other admin pages. A route needs one permission: declared on the route, or
-derived from its HTTP method when it declares none (reads need ``read``, writes ``operate``).
+derived when it declares none: admin under the admin areas (connections, variables; writes of
+pools), else by its HTTP method (reads need ``read``, writes ``operate``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,27 @@ def permission_for_method(method: str) -> Permission:
     """The permission a route that declares none needs: reads ``read``, anything else
     ``operate`` (a new write route is never open to viewers by default)."""
     return Permission.READ if method.upper() in READ_METHODS else Permission.OPERATE
+
+
+ADMIN_AREAS = ("/connections", "/variables")
+"""Routes under these (after the API prefix) need admin even to read: they hold secrets."""
+ADMIN_WRITE_AREAS = ("/pools",)
+"""Routes under these need admin to change anything (reading them is a viewer's)."""
+
+
+def _under(path: str, areas: tuple[str, ...]) -> bool:
+    return any(path == a or path.startswith(a + "/") for a in areas)
+
+
+def derived_permission(path: str, method: str, api_prefix: str = "/api/v1") -> Permission:
+    """The permission of a route that declares none: admin for the admin areas (connections,
+    variables; writes of pools), else by the method (``permission_for_method``)."""
+    local = path[len(api_prefix):] if path.startswith(api_prefix + "/") else path
+    if _under(local, ADMIN_AREAS):
+        return Permission.ADMIN
+    if _under(local, ADMIN_WRITE_AREAS) and method.upper() not in READ_METHODS:
+        return Permission.ADMIN
+    return permission_for_method(method)
 
 
 def allows(role: Role, permission: Permission) -> bool:

@@ -89,3 +89,40 @@ def test_pages_docs_and_metrics_need_a_login_too(anonymous: TestClient, page: st
         assert res.status_code == 401
     else:
         assert res.status_code == 303 and res.headers["location"].startswith("/login?next=")
+
+
+def test_a_new_route_that_declares_nothing_is_safe_by_default(
+        engine: Engine, settings: Settings, auth_headers: Callable[..., dict[str, str]]) -> None:
+    """Routes added later (as other capabilities will) get the derived permission."""
+    from fastapi import APIRouter
+
+    app = create_app(engine=engine, settings=settings)
+    router = APIRouter()
+
+    @router.get("/things")
+    def things() -> dict[str, str]:
+        return {"ok": "read"}
+
+    @router.post("/things")
+    def make_thing() -> dict[str, str]:
+        return {"ok": "made"}
+
+    @router.get("/variables")
+    def variables() -> dict[str, str]:
+        return {"ok": "secret"}
+
+    app.include_router(router, prefix="/api/v1")
+    app.openapi_schema = None
+    ops = {(m, p): perm for m, p, perm in _operations(app.openapi())}
+    assert ops[("GET", "/api/v1/things")] is Permission.READ
+    assert ops[("POST", "/api/v1/things")] is Permission.OPERATE
+    assert ops[("GET", "/api/v1/variables")] is Permission.ADMIN
+    viewer, operator, admin = (auth_headers(engine, r, r) for r in ("viewer", "operator",
+                                                                      "admin"))
+    with TestClient(app) as c:
+        assert c.get("/api/v1/things").status_code == 401
+        assert c.get("/api/v1/things", headers=viewer).status_code == 200
+        assert c.post("/api/v1/things", headers=viewer).status_code == 403
+        assert c.post("/api/v1/things", headers=operator).status_code == 200
+        assert c.get("/api/v1/variables", headers=operator).status_code == 403
+        assert c.get("/api/v1/variables", headers=admin).status_code == 200

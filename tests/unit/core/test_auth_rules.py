@@ -62,3 +62,14 @@ def test_a_person_takes_the_edges_of_its_kind_and_is_recorded_by_name() -> None:
     assert str(Person(Actor.USER, "bob")) == "cli:bob"
     assert kind_of(Person(Actor.API, "alice")) is Actor.API and kind_of(Actor.WORKER) is \
         Actor.WORKER
+
+
+def test_undeclared_routes_of_the_admin_areas_need_admin() -> None:
+    from statewright.core.auth import derived_permission
+
+    assert derived_permission("/api/v1/connections", "GET") is Permission.ADMIN
+    assert derived_permission("/api/v1/variables/{key}", "DELETE") is Permission.ADMIN
+    assert derived_permission("/api/v1/pools", "GET") is Permission.READ
+    assert derived_permission("/api/v1/pools/{name}", "PATCH") is Permission.ADMIN
+    assert derived_permission("/api/v1/dags/{dag_id}", "PATCH") is Permission.OPERATE
+    assert derived_permission("/api/v1/variablesx", "GET") is Permission.READ

@@ -1,6 +1,7 @@
 """Which permission each route needs: declared on the route (``openapi_extra``), or derived
-from its HTTP method when it declares none. The OpenAPI document states it for every
-operation under ``x-permission``, so clients and tests read the same table the server uses."""
+from its path and method when it declares none (``core.auth.derived_permission``). The OpenAPI
+document states it for every operation under ``x-permission``, so clients and tests read the
+same table the server uses."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.routing import BaseRoute
 
-from statewright.core.auth import Permission, least_role, permission_for_method
+from statewright.core.auth import Permission, derived_permission, least_role
 
 KEY = "x-permission"
 
@@ -30,7 +31,7 @@ def route_permission(route: BaseRoute | None, method: str) -> Permission:
     declared = extra.get(KEY)
     if declared is not None:
         return Permission(declared)
-    return permission_for_method(method)
+    return derived_permission(str(getattr(route, "path", "")), method)
 
 
 def document_permissions(app: FastAPI) -> None:
@@ -41,11 +42,11 @@ def document_permissions(app: FastAPI) -> None:
         if app.openapi_schema is not None:
             return app.openapi_schema
         schema = build()
-        for item in schema.get("paths", {}).values():
+        for path, item in schema.get("paths", {}).items():
             for method, operation in item.items():
                 if not isinstance(operation, dict) or "responses" not in operation:
                     continue
-                perm = Permission(operation.get(KEY) or permission_for_method(method).value)
+                perm = Permission(operation.get(KEY) or derived_permission(path, method).value)
                 operation[KEY] = perm.value
                 role = least_role(perm)
                 if role is not None:

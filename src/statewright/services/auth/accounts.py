@@ -153,6 +153,8 @@ def create_token(engine: Engine, username: str, *, kind: str, name: str, now: da
         user = repo.get_user(conn, username)
         if user is None:
             raise _missing(username)
+        if kind == "session":
+            repo.purge_sessions(conn, now)  # ended and expired ones are of no use
         pk = repo.insert_token(conn, user_id=user.id, kind=kind, name=name[:100],
                                token_hash=secret_hash(secret), prefix=secret[:12], now=now,
                                expires_at=now + lifetime if lifetime else None)
