@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import cache
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -83,3 +84,67 @@ def pg_engine(postgres_engine: Engine) -> Iterator[Engine]:
     _truncate(postgres_engine)
     yield postgres_engine
     _truncate(postgres_engine)
+
+
+@cache
+def _password_hash(password: str) -> str:
+    from statewright.services.auth.passwords import hash_password
+
+    return hash_password(password)
+
+
+def add_user(engine: Engine, username: str, role: str) -> dict[str, str]:
+    """Create ``username`` (password ``password-<username>``) unless it exists, with a new API
+    token; returns the ``Authorization`` header of that token."""
+    from statewright.core.clock import utcnow
+    from statewright.db.engine import transaction
+    from statewright.db.repositories import users as user_repo
+    from statewright.services.auth.accounts import create_token
+
+    with transaction(engine) as conn:
+        if user_repo.get_user(conn, username) is None:
+            user_repo.insert_user(conn, username, _password_hash(f"password-{username}"), role,
+                                  utcnow())
+    secret, _ = create_token(engine, username, kind="api", name="tests", now=utcnow(),
+                             lifetime=None)
+    return {"Authorization": f"Bearer {secret}"}
+
+
+@pytest.fixture
+def auth_headers() -> Callable[..., dict[str, str]]:
+    """``auth_headers(engine, username="admin", role="admin")``: a user and a bearer header."""
+    def make(engine: Engine, username: str = "admin", role: str = "admin") -> dict[str, str]:
+        return add_user(engine, username, role)
+
+    return make
+
+
+@pytest.fixture
+def cli_run(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., object]]:
+    """``cli_run(env, *args, input=None)``: run the CLI in this process like a separate command,
+    closing the database connections it opened when it ends."""
+    from click.testing import CliRunner
+
+    from statewright.cli.app import App
+    from statewright.cli.main import cli
+
+    apps: list[App] = []
+
+    class _Tracked(App):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            apps.append(self)
+
+    monkeypatch.setattr("statewright.cli.main.App", _Tracked)
+
+    def run(env: dict[str, str], *args: str, input: str | None = None) -> object:
+        try:
+            return CliRunner().invoke(cli, list(args), env=env, input=input,
+                                      catch_exceptions=False)
+        finally:
+            for app in apps:
+                if "engine" in app.__dict__:
+                    app.engine.dispose()
+            apps.clear()
+
+    yield run

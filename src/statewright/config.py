@@ -112,6 +112,19 @@ class Settings:
     (the worker died) is delivered again. Longer than the longest try."""
     max_map_length: int = 1024
     """The most task instances one mapped task may expand to (more fails the task)."""
+    secret_key: str | None = None
+    """Signs the API's JWTs; by default a key generated once into ``$STATEWRIGHT_HOME``."""
+    jwt_expiration_seconds: int = 86400
+    """How long a JWT from ``POST /api/v1/auth/token`` is accepted."""
+    session_lifetime_seconds: int = 43200
+    """How long a web UI login lasts."""
+    api_cors_origins: tuple[str, ...] = ()
+    """Origins allowed to call the API from a browser (none by default: CORS closed)."""
+    api_max_body_bytes: int = 1_048_576
+    """Largest request body the API accepts (413 beyond)."""
+    login_max_failures_per_user: int = 5
+    login_max_failures_per_address: int = 20
+    login_failure_window_seconds: float = 300.0
     extra: dict[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **kwargs: object) -> Settings:
@@ -163,4 +176,23 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         celery_visibility_timeout=_positive(
             env, "STATEWRIGHT_CELERY_VISIBILITY_TIMEOUT", _float, 3600.0),
         max_map_length=_positive(env, "STATEWRIGHT_MAX_MAP_LENGTH", _int, 1024),
+        **_auth_settings(env),
+    )
+
+
+def _auth_settings(env: Mapping[str, str]) -> dict[str, object]:
+    origins = [o.strip() for o in (env.get("STATEWRIGHT_API_CORS_ORIGINS") or "").split(",")]
+    return dict(
+        secret_key=env.get("STATEWRIGHT_SECRET_KEY") or None,
+        jwt_expiration_seconds=_positive(env, "STATEWRIGHT_JWT_EXPIRATION_SECONDS", _int, 86400),
+        session_lifetime_seconds=_positive(
+            env, "STATEWRIGHT_SESSION_LIFETIME_SECONDS", _int, 43200),
+        api_cors_origins=tuple(o for o in origins if o),
+        api_max_body_bytes=_positive(env, "STATEWRIGHT_API_MAX_BODY_BYTES", _int, 1_048_576),
+        login_max_failures_per_user=_positive(
+            env, "STATEWRIGHT_LOGIN_MAX_FAILURES_PER_USER", _int, 5),
+        login_max_failures_per_address=_positive(
+            env, "STATEWRIGHT_LOGIN_MAX_FAILURES_PER_ADDRESS", _int, 20),
+        login_failure_window_seconds=_positive(
+            env, "STATEWRIGHT_LOGIN_FAILURE_WINDOW_SECONDS", _float, 300.0),
     )

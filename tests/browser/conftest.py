@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_harness import UiServer, serving
+from ui_harness import UiServer, add_user, serving, sign_in
 
 from statewright.config import load_settings
 from statewright.db.engine import make_engine
@@ -63,8 +63,9 @@ def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
     migrate(engine)
     orders_dag(fail=False).test(engine=engine, logs_folder=settings.logs_folder)
     failed = orders_dag(fail=True).test(engine=engine, logs_folder=settings.logs_folder)
+    headers = add_user(engine, "admin", "admin")
     with serving(engine, settings) as url:
-        yield UiServer(url, engine, failed.run_id)
+        yield UiServer(url, engine, failed.run_id, headers, settings.logs_folder)
     engine.dispose()
 
 
@@ -79,8 +80,10 @@ def browser(ui_server: UiServer) -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+def page(browser: Any, ui_server: UiServer, tmp_path: Path) -> Iterator[Any]:
+    """A page signed in as the admin."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
+    sign_in(context, ui_server, "admin")
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))

@@ -25,8 +25,9 @@ def test_trigger_from_the_list_then_read_a_failure_in_the_grid(
     page.click("#trigger-submit")
     page.locator("#toast.show").wait_for()
     assert "from_the_ui" in page.inner_text("#toast")
-    run = httpx.get(ui_server.url + "/api/v1/dags/orders/dagRuns/from_the_ui").json()
-    assert run["conf"] == {"region": "eu", "limit": 3} and run["triggered_by"] == "api"
+    run = httpx.get(ui_server.url + "/api/v1/dags/orders/dagRuns/from_the_ui",
+                    headers=ui_server.headers).json()
+    assert run["conf"] == {"region": "eu", "limit": 3} and run["triggered_by"] == "user:admin"
 
     page.goto(ui_server.url + "/dags/orders")
     cell = page.locator("button.cell.s-failed[data-task-id='check']")
@@ -70,10 +71,12 @@ def test_pause_toggle_on_the_dag_page(page: Any, ui_server: UiServer) -> None:
     page.goto(ui_server.url + "/dags/orders")
     page.locator("label.switch").first.click()
     page.locator("#dag-pause-label").filter(has_text="Paused").wait_for()
-    assert httpx.get(ui_server.url + "/api/v1/dags/orders").json()["is_paused"] is True
+    assert httpx.get(ui_server.url + "/api/v1/dags/orders",
+                     headers=ui_server.headers).json()["is_paused"] is True
     page.locator("label.switch").first.click()
     page.locator("#dag-pause-label").filter(has_text="Active").wait_for()
-    assert httpx.get(ui_server.url + "/api/v1/dags/orders").json()["is_paused"] is False
+    assert httpx.get(ui_server.url + "/api/v1/dags/orders",
+                     headers=ui_server.headers).json()["is_paused"] is False
 
 
 def test_the_grid_marks_setup_and_teardown_tasks(page: Any, ui_server: UiServer) -> None:
@@ -111,7 +114,8 @@ def test_the_task_panel_shows_what_the_task_stored(page: Any, ui_server: UiServe
     run = dag.test(engine=ui_server.engine)
     assert run.state.value == "success"
     entries = httpx.get(f"{ui_server.url}/api/v1/dags/with_xcoms/dagRuns/"
-                        f"{quote(run.run_id, safe='')}/taskInstances/export/xcomEntries").json()
+                        f"{quote(run.run_id, safe='')}/taskInstances/export/xcomEntries",
+                        headers=ui_server.headers).json()
     assert [(e["key"], e["value"]) for e in entries["xcom_entries"]] == [
         ("return_value", "s3://bucket/out.csv"), ("row_count", 42)]
     page.goto(f"{ui_server.url}/dags/with_xcoms/runs/{quote(run.run_id, safe='')}")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,6 +14,8 @@ import pytest
 from sqlalchemy import Engine
 
 from statewright.api.server import make_server
+from statewright.core.clock import utcnow
+from statewright.services.auth.accounts import create_token, create_user
 
 
 @dataclass
@@ -20,6 +23,27 @@ class UiServer:
     url: str
     engine: Engine
     failed_run_id: str
+    headers: dict[str, str] = field(default_factory=dict)
+    """An admin's bearer header, for the tests' own API calls."""
+    logs_folder: Path | None = None
+
+
+def add_user(engine: Engine, username: str, role: str) -> dict[str, str]:
+    """A user (password ``password-<username>``) and the bearer header of an API token."""
+    create_user(engine, username, f"password-{username}", role, utcnow())
+    secret, _ = create_token(engine, username, kind="api", name="tests", now=utcnow(),
+                             lifetime=None)
+    return {"Authorization": f"Bearer {secret}"}
+
+
+def sign_in(context: Any, server: UiServer, username: str) -> None:
+    """Give a browser context the session cookie of ``username`` (as the login form would)."""
+    from datetime import timedelta
+
+    secret, _ = create_token(server.engine, username, kind="session", name="web UI",
+                             now=utcnow(), lifetime=timedelta(hours=1))
+    context.add_cookies([{"name": "statewright_session", "value": secret,
+                          "url": server.url + "/", "httpOnly": True, "sameSite": "Lax"}])
 
 
 @contextmanager

@@ -6,10 +6,11 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 
+from statewright.api import auth
 from statewright.api.errors import install_handlers
 from statewright.api.routers import ROUTERS
 from statewright.config import Settings, load_settings
@@ -34,9 +35,10 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
         title="statewright",
         version=_version(),
         description=_DESCRIPTION,
-        openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url="/api/docs",
+        openapi_url=None,  # served by api.auth.ui, behind a login like every route
+        docs_url=None,
         redoc_url=None,
+        dependencies=[Depends(auth.authorize)],
     )
     app.state.engine = engine
     app.state.settings = settings
@@ -48,6 +50,7 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
 
     app.include_router(ui_router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    auth.install(app, engine=engine, settings=settings, api_prefix=API_PREFIX)
     return app
 
 

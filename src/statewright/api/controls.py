@@ -1,8 +1,8 @@
 """The REST API's side of the run controls: clear, mark, cancel, pause and resume.
 
 The controls themselves live in ``statewright.services.controls``; every change they make goes
-through the one door with the actor ``api``. This module checks that the run and tasks exist
-(404), calls the control and turns its plan into a response body.
+through the one door with the person's actor (``user:<name>``). This module checks that the run
+and tasks exist (404), calls the control and turns its plan into a response body.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from fastapi import Request
 
 from statewright.api import reads
 from statewright.api import schemas as s
+from statewright.api.auth.credentials import actor_of
 from statewright.api.deps import engine_of, reading
 from statewright.api.errors import NotFound
 from statewright.core.clock import utcnow
 from statewright.core.states import RUN, TI
-from statewright.core.transitions import Actor
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.services import controls
 
@@ -65,7 +65,7 @@ def clear_run(request: Request, dag_id: str, run_id: str, body: s.ClearBody) -> 
     plan = controls.clear_task_instances(
         engine_of(request), run_id, dag_id=dag_id, task_regexes=_exactly(task_ids),
         upstream=body.include_upstream, downstream=body.include_downstream,
-        only_failed=body.only_failed, dry_run=body.dry_run, actor=Actor.API, now=utcnow())
+        only_failed=body.only_failed, dry_run=body.dry_run, actor=actor_of(request), now=utcnow())
     return result(plan, dry_run=body.dry_run)
 
 
@@ -75,7 +75,8 @@ def clear_task(request: Request, dag_id: str, run_id: str, task_id: str,
     plan = controls.clear_task_instances(
         engine_of(request), run_id, dag_id=dag_id, task_regexes=_exactly([task_id]),
         upstream=body.include_upstream, downstream=body.include_downstream,
-        map_indexes=_indexes(map_index), dry_run=body.dry_run, actor=Actor.API, now=utcnow())
+        map_indexes=_indexes(map_index), dry_run=body.dry_run, actor=actor_of(request),
+        now=utcnow())
     return result(plan, dry_run=body.dry_run)
 
 
@@ -83,7 +84,7 @@ def set_run_state(request: Request, dag_id: str, run_id: str, body: s.DagRunPatc
     with reading(request) as conn:
         reads.run_row(conn, dag_id, run_id)
     engine, now = engine_of(request), utcnow()
-    common: dict[str, Any] = {"dag_id": dag_id, "actor": Actor.API, "now": now}
+    common: dict[str, Any] = {"dag_id": dag_id, "actor": actor_of(request), "now": now}
     if body.state in ("success", "failed"):
         controls.mark_run(engine, run_id, RUN(body.state), **common)
     elif body.state == "cancelled":
@@ -100,7 +101,8 @@ def mark_task(request: Request, dag_id: str, run_id: str, task_id: str,
     controls.mark_task_instances(
         engine_of(request), run_id, task_id, TI(body.new_state), dag_id=dag_id,
         upstream=body.include_upstream, downstream=body.include_downstream,
-        map_indexes=_indexes(map_index), actor=Actor.API, now=utcnow())
+        map_indexes=_indexes(map_index), actor=actor_of(request),
+        now=utcnow())
 
 
 def _indexes(map_index: int) -> list[int] | None:

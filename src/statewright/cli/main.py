@@ -14,6 +14,7 @@ import click
 from rich.table import Table
 
 from statewright.cli.app import App, configure_logging, start_thread
+from statewright.cli.identity import cli_actor
 from statewright.cli.output import console, friendly
 from statewright.cli.output import fail as _fail
 from statewright.cli.output import parse_conf as _parse_conf
@@ -117,7 +118,7 @@ def dags_trigger(app: App, dag_id: str, conf: str | None, run_id: str | None) ->
     conf_obj = _parse_conf(conf)
     _sync(app)
     with transaction(app.engine) as conn:
-        _, rid = trigger_dag(conn, dag_id, now=utcnow(), actor=Actor.USER, conf=conf_obj,
+        _, rid = trigger_dag(conn, dag_id, now=utcnow(), actor=cli_actor(), conf=conf_obj,
                              run_id=run_id)
     console.print(f"created run [bold]{rid}[/] of {dag_id} (queued)")
 
@@ -428,6 +429,9 @@ def _example_ids(app: App) -> list[str]:
 def standalone(app: App, examples: bool) -> None:
     """Run everything on this machine: DAG processor, scheduler, executor, triggerer, and the
     web UI and REST API (STATEWRIGHT_API_HOST:STATEWRIGHT_API_PORT, default 127.0.0.1:8080)."""
+    from statewright.cli.commands.users import initial_admin
+
+    initial_admin(app)
     _run_services(app, with_processor=True, with_api=True, examples=examples,
                   with_triggerer=True)
 

@@ -33,6 +33,32 @@ class Actor(StrEnum):
     API = "api"  # the REST API / web UI
 
 
+@dataclass(frozen=True)
+class Person:
+    """A person changing states, recorded by name: ``user:alice`` through the REST API or the
+    web UI (edges as ``api``), ``cli:bob`` through the command line (edges as ``user``)."""
+
+    kind: Actor
+    name: str
+
+    @property
+    def value(self) -> str:
+        prefix = "cli" if self.kind is Actor.USER else "user"
+        return f"{prefix}:{self.name}"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+Who = Actor | Person
+"""Who asks for a state change: a component, or a person by name."""
+
+
+def kind_of(actor: Who) -> Actor:
+    """The actor whose edges ``actor`` may take."""
+    return actor.kind if isinstance(actor, Person) else actor
+
+
 SYSTEM: frozenset[Actor] = frozenset(
     {Actor.SCHEDULER, Actor.EXECUTOR, Actor.WORKER, Actor.TRIGGERER, Actor.DAG_PROCESSOR}
 )
@@ -207,13 +233,13 @@ DAG_RUN_EDGES: dict[tuple[DagRunState, DagRunState], Edge[DagRunState]] = _merge
 
 
 def task_instance_edge(
-    frm: TaskInstanceState, to: TaskInstanceState, actor: Actor
+    frm: TaskInstanceState, to: TaskInstanceState, actor: Who
 ) -> Edge[TaskInstanceState]:
     """Return the edge or raise ``InvalidTransition``."""
     edge = TASK_INSTANCE_EDGES.get((TI(frm), TI(to)))
     if edge is None:
         raise InvalidTransition("task instance", str(frm), str(to), str(actor))
-    if actor not in edge.actors:
+    if kind_of(actor) not in edge.actors:
         raise InvalidTransition(
             "task instance", str(frm), str(to), str(actor),
             f"Only {sorted(a.value for a in edge.actors)} may take it ({edge.reason}).",
@@ -221,11 +247,11 @@ def task_instance_edge(
     return edge
 
 
-def dag_run_edge(frm: DagRunState, to: DagRunState, actor: Actor) -> Edge[DagRunState]:
+def dag_run_edge(frm: DagRunState, to: DagRunState, actor: Who) -> Edge[DagRunState]:
     edge = DAG_RUN_EDGES.get((RUN(frm), RUN(to)))
     if edge is None:
         raise InvalidTransition("dag run", str(frm), str(to), str(actor))
-    if actor not in edge.actors:
+    if kind_of(actor) not in edge.actors:
         raise InvalidTransition(
             "dag run", str(frm), str(to), str(actor),
             f"Only {sorted(a.value for a in edge.actors)} may take it ({edge.reason}).",

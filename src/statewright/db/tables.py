@@ -98,7 +98,7 @@ dag_run = Table(
     Column("state_name", String(40), nullable=False),
     Column("state_message", Text, nullable=True),
     Column("conf", JSON, nullable=True),
-    Column("triggered_by", String(50), nullable=True),
+    Column("triggered_by", String(100), nullable=True),
     Column("queued_at", UTCDateTime, nullable=True),
     Column("start_date", UTCDateTime, nullable=True),
     Column("end_date", UTCDateTime, nullable=True),
@@ -201,7 +201,7 @@ state_transition = Table(
     Column("to_state", String(20), nullable=False),
     Column("name", String(40), nullable=False),
     Column("message", Text, nullable=True),
-    Column("actor", String(20), nullable=False),
+    Column("actor", String(100), nullable=False),  # scheduler, … or user:alice, cli:bob
     Column("try_number", Integer, nullable=True),
     Column("at", UTCDateTime, nullable=False),
     Index(None, "entity", "entity_id"),

@@ -49,7 +49,7 @@ from statewright.core.states import (
     default_run_name,
     default_ti_name,
 )
-from statewright.core.transitions import Actor, dag_run_edge, task_instance_edge
+from statewright.core.transitions import Who, dag_run_edge, task_instance_edge
 from statewright.db.bulk import chunks, insert_many
 from statewright.db.engine import after_commit
 from statewright.db.tables import dag_run, state_transition, task_instance
@@ -169,7 +169,7 @@ def create_dag_run(
     dag_id: str,
     run_id: str,
     run_type: str,
-    actor: Actor,
+    actor: Who,
     now: datetime,
     logical_date: datetime | None = None,
     data_interval_start: datetime | None = None,
@@ -216,7 +216,7 @@ def create_task_instances(
     dag_id: str,
     run_id: str,
     rows: Sequence[Mapping[str, Any]],
-    actor: Actor,
+    actor: Who,
     now: datetime,
 ) -> list[int]:
     """Insert task instances in state ``none``. ``rows`` hold task_id and per-task columns."""
@@ -272,7 +272,7 @@ def create_running_task_instance(
     run_id: str,
     task_id: str,
     values: Mapping[str, Any],
-    actor: Actor,
+    actor: Who,
     now: datetime,
 ) -> int:
     """Insert a task instance that starts its first try at once (a flow's task call):
@@ -322,7 +322,7 @@ class NewDagRun:
 
 
 def create_dag_runs(
-    conn: Connection, runs: Sequence[NewDagRun], *, actor: Actor, now: datetime
+    conn: Connection, runs: Sequence[NewDagRun], *, actor: Who, now: datetime
 ) -> list[int]:
     """Insert many runs in ``queued`` and their task instances in ``none``, in a few statements.
 
@@ -424,7 +424,7 @@ def expand_mapped_task(
     ti_id: int,
     *,
     length: int,
-    actor: Actor,
+    actor: Who,
     now: datetime,
 ) -> int:
     """Expand the unexpanded task instance ``ti_id`` (map index -1, in ``none``) of a mapped
@@ -473,7 +473,7 @@ def set_task_instance_state(
     *,
     frm: TaskInstanceState | Collection[TaskInstanceState],
     to: TaskInstanceState,
-    actor: Actor,
+    actor: Who,
     now: datetime,
     name: StateName | None = None,
     message: str | None = None,
@@ -661,7 +661,7 @@ def set_dag_run_state(
     *,
     frm: DagRunState | Collection[DagRunState],
     to: DagRunState,
-    actor: Actor,
+    actor: Who,
     now: datetime,
     name: StateName | None = None,
     message: str | None = None,
@@ -728,7 +728,7 @@ def rename_task_instances(
     *,
     state: TaskInstanceState,
     name: StateName,
-    actor: Actor,
+    actor: Who,
     now: datetime,
     message: str | None = None,
 ) -> list[int]:
@@ -755,7 +755,7 @@ def rename_dag_runs(
     *,
     state: DagRunState,
     name: StateName,
-    actor: Actor,
+    actor: Who,
     now: datetime,
     message: str | None = None,
 ) -> list[int]:
@@ -780,7 +780,7 @@ def note_task_instances(
     conn: Connection,
     notes: Iterable[tuple[int, str]],
     *,
-    actor: Actor,
+    actor: Who,
     now: datetime,
 ) -> int:
     """Append a history row that changes nothing to each task instance: ``(id, message)``.
@@ -811,7 +811,7 @@ def note_dag_runs(
     conn: Connection,
     notes: Iterable[tuple[int, str]],
     *,
-    actor: Actor,
+    actor: Who,
     now: datetime,
 ) -> int:
     """Like ``note_task_instances``, for DAG runs (e.g. a DAG-level callback that raised)."""

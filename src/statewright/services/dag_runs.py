@@ -11,7 +11,7 @@ from sqlalchemy import Connection
 
 from statewright.core.errors import StatewrightError
 from statewright.core.params import validate_run_conf
-from statewright.core.transitions import Actor
+from statewright.core.transitions import Who
 from statewright.db import transition as door
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import runs as run_repo
@@ -42,7 +42,7 @@ def create_run(
     view: DagView,
     *,
     now: datetime,
-    actor: Actor,
+    actor: Who,
     run_type: str = "manual",
     run_id: str | None = None,
     conf: Mapping[str, Any] | None = None,
@@ -88,7 +88,7 @@ class RunSpec:
 
 
 def create_runs(conn: Connection, specs: Sequence[RunSpec], *, now: datetime,
-                actor: Actor) -> list[int]:
+                actor: Who) -> list[int]:
     """Insert many queued runs and their task instances at once (scheduled runs, backfills).
 
     The caller has checked that no run id exists yet (``create_run`` checks one by one).
@@ -111,7 +111,7 @@ def trigger_dag(
     dag_id: str,
     *,
     now: datetime,
-    actor: Actor,
+    actor: Who,
     conf: Mapping[str, Any] | None = None,
     run_id: str | None = None,
     logical_date: datetime | None = None,

@@ -22,7 +22,17 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def client(engine: Engine, settings: Settings) -> Iterator[TestClient]:
+def client(engine: Engine, settings: Settings,
+           auth_headers: Callable[..., dict[str, str]]) -> Iterator[TestClient]:
+    """A client signed in as an admin (a bearer API token)."""
+    with TestClient(create_app(engine=engine, settings=settings),
+                    headers=auth_headers(engine)) as c:
+        yield c
+
+
+@pytest.fixture
+def anonymous(engine: Engine, settings: Settings) -> Iterator[TestClient]:
+    """A client without credentials."""
     with TestClient(create_app(engine=engine, settings=settings)) as c:
         yield c
 

@@ -46,7 +46,8 @@ def test_clear_a_run_puts_it_back_to_queued(client: TestClient,
            client.get(run_url(dag_id, run_id) + "/taskInstances").json()["task_instances"]}
     assert tis == {"extract": "none", "load": "none", "cleanup": "success"}
     steps = _actors(client, run_url(dag_id, run_id) + "/taskInstances/extract")
-    assert steps[-2:] == [("failed", "restarting", "api"), ("restarting", "none", "api")]
+    assert steps[-2:] == [("failed", "restarting", "user:admin"),
+                          ("restarting", "none", "user:admin")]
 
 
 def test_clear_one_task_instance(client: TestClient, failed_run: tuple[str, str]) -> None:
@@ -69,7 +70,7 @@ def test_mark_a_task_instance(client: TestClient, failed_run: tuple[str, str]) -
     assert res.status_code == 200
     ti = res.json()
     assert ti["state"] == "success" and ti["state_message"] == "marked success by a user"
-    assert _actors(client, url)[-1] == ("failed", "success", "api")
+    assert _actors(client, url)[-1] == ("failed", "success", "user:admin")
     bad = client.patch(url, json={"new_state": "running"})
     assert bad.status_code == 422 and "new_state" in bad.json()["detail"]
     assert client.patch(run_url(dag_id, run_id) + "/taskInstances/nope",
@@ -96,7 +97,8 @@ def test_pause_resume_and_cancel_a_run(client: TestClient, queued_run: tuple[str
     run_steps = [h for h in client.get(url + "/history").json()["transitions"]
                  if h["task_id"] is None]
     assert [(h["to_state"], h["actor"]) for h in run_steps] == [
-        ("queued", "api"), ("paused", "api"), ("queued", "api"), ("cancelled", "api")]
+        ("queued", "user:admin"), ("paused", "user:admin"), ("queued", "user:admin"),
+        ("cancelled", "user:admin")]
 
 
 def test_mark_a_run_and_its_refusals(client: TestClient, queued_run: tuple[str, str],

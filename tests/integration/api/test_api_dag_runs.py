@@ -26,11 +26,11 @@ def test_trigger_creates_a_queued_run_by_the_api(client: TestClient, dag_id: str
     assert run["state_name"] == "Queued" and run["run_type"] == "manual"
     assert run["conf"] == {"date": "2026-01-01", "n": [1, 2]}
     assert run["logical_date"] == "2025-12-31T22:00:00Z"
-    assert run["triggered_by"] == "api"
+    assert run["triggered_by"] == "user:admin"
     tis = client.get(run_url(dag_id, "r1") + "/taskInstances").json()
     assert [t["state"] for t in tis["task_instances"]] == ["none", "none", "none"]
     history = client.get(run_url(dag_id, "r1") + "/history").json()["transitions"]
-    assert {h["actor"] for h in history} == {"api"}
+    assert {h["actor"] for h in history} == {"user:admin"}
     assert history[0]["task_id"] is None and history[0]["to_state"] == "queued"
 
 

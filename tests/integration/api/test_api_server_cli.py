@@ -47,11 +47,39 @@ def test_api_server_command_serves_the_api_and_the_ui(tmp_path: Path) -> None:
         assert health is not None and health.status_code == 200, "the server did not answer"
         assert health.json()["metadatabase"]["status"] == "healthy"
         page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
-        assert page.status_code == 200 and "statewright" in page.text
+        assert page.status_code == 303 and page.headers["location"] == "/login?next=%2F"
+        login = httpx.get(f"http://127.0.0.1:{port}/login", timeout=5)
+        assert login.status_code == 200 and "statewright" in login.text
+        _nothing_but_health_and_login_answers_without_credentials(f"http://127.0.0.1:{port}")
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=20)
     assert f"http://127.0.0.1:{port}/" in out
+
+
+def _nothing_but_health_and_login_answers_without_credentials(url: str) -> None:
+    """Every operation of the OpenAPI document, and the UI pages, asked of the running server
+    with no credentials: only the health check and the login routes answer 2xx."""
+    from statewright.api import create_app
+    from statewright.config import load_settings
+
+    doc = create_app(settings=load_settings({"STATEWRIGHT_HOME": "/nonexistent"})).openapi()
+    answered = {}
+    for path, item in doc["paths"].items():
+        for method in item:
+            concrete = path.replace("{try_number}", "1").replace("{token_id}", "1")
+            for name in ("dag_id", "run_id", "task_id", "username"):
+                concrete = concrete.replace("{" + name + "}", "x")
+            res = httpx.request(method.upper(), url + concrete, json={}, timeout=10)
+            answered[(method.upper(), path)] = res.status_code
+    for page in ("/", "/dags/x", "/import-errors", "/event-logs", "/api/docs",
+                 "/api/v1/openapi.json", "/metrics"):
+        answered[("GET", page)] = httpx.get(url + page, timeout=10).status_code
+    public = {("GET", "/api/v1/health"), ("POST", "/api/v1/auth/token")}
+    opened = {k: v for k, v in answered.items() if 200 <= v < 300}
+    assert set(opened) <= public, opened
+    assert answered[("POST", "/api/v1/auth/token")] == 422  # {} is not a login
+    assert all(v in (401, 303) for k, v in answered.items() if k not in public), answered
 
 
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:

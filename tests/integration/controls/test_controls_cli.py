@@ -25,7 +25,7 @@ def env(engine: Engine, tmp_path: Path) -> dict[str, str]:
     return {"STATEWRIGHT_HOME": str(tmp_path / "home"),
             "STATEWRIGHT_DAGS_FOLDER": str(tmp_path / "dags"),
             "STATEWRIGHT_DATABASE_URL": engine.url.render_as_string(hide_password=False),
-            "COLUMNS": "200"}
+            "COLUMNS": "200", "USER": "carol"}
 
 
 @pytest.fixture
@@ -89,9 +89,9 @@ def test_clear_dry_run_confirm_and_apply(env: dict[str, str], failed_run: str,
                             "b": ("none", "Pending"), "c": ("none", "Pending")}
     with engine.connect() as conn:
         rows = transitions_log.for_run(conn, "cli_controls", "r1")
-    assert {r.actor for r in rows[-5:]} == {"user"}
+    assert {r.actor for r in rows[-5:]} == {"cli:carol"}  # the person at the terminal
     hist = run(env, "tasks", "history", "r1", "b")
-    assert "restarting" in hist.output and "user" in hist.output
+    assert "restarting" in hist.output and "cli:carol" in hist.output
 
 
 def test_clear_of_an_unknown_task_is_a_clear_error(env: dict[str, str], failed_run: str) -> None:

@@ -9,11 +9,11 @@ from sqlalchemy.exc import IntegrityError
 
 from statewright.api import controls, reads
 from statewright.api import schemas as s
+from statewright.api.auth.credentials import actor_of
 from statewright.api.deps import Limit, Offset, reading, writing
 from statewright.api.errors import BadRequest, Conflict, NotFound
 from statewright.core.clock import utcnow
 from statewright.core.states import DagRunState
-from statewright.core.transitions import Actor
 from statewright.db.repositories import browse
 from statewright.db.repositories import runs as run_repo
 from statewright.services.dag_runs import DagNotFound, RunAlreadyExists, trigger_dag
@@ -29,7 +29,7 @@ def trigger(request: Request, dag_id: str, body: s.TriggerDagRunBody) -> s.DagRu
     """Create a manual run (queued; the scheduler starts it when the DAG is not paused)."""
     try:
         with writing(request) as conn:
-            pk, _ = trigger_dag(conn, dag_id, now=utcnow(), actor=Actor.API, conf=body.conf,
+            pk, _ = trigger_dag(conn, dag_id, now=utcnow(), actor=actor_of(request), conf=body.conf,
                                 run_id=body.dag_run_id, logical_date=body.logical_date)
             run = run_repo.get(conn, pk)
     except DagNotFound:

@@ -11,6 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from statewright.api import reads
 from statewright.api import schemas as s
+from statewright.api.auth.permissions import PUBLIC
 from statewright.api.deps import reading, settings_of
 from statewright.core.clock import utcnow
 from statewright.db.repositories import browse
@@ -18,7 +19,8 @@ from statewright.db.repositories import browse
 router = APIRouter(tags=["Monitor"])
 
 
-@router.get("/health", response_model=s.Health, responses={503: {"model": s.Health}})
+@router.get("/health", response_model=s.Health, responses={503: {"model": s.Health}},
+            openapi_extra=PUBLIC)
 def health(request: Request) -> s.Health | JSONResponse:
     """The database (503 when it does not answer) and each job type (scheduler, triggerer, …)
     that has rows in ``job``: healthy when one of its running jobs heartbeated recently. The

@@ -1,5 +1,5 @@
 """CLI commands: controls over runs — clear and mark task instances; mark, cancel, pause and
-resume DAG runs. Every change goes through the state door with the actor ``user``."""
+resume DAG runs. Every change goes through the state door with the actor ``cli:$USER``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from statewright.cli.identity import cli_actor
 from statewright.cli.output import console, fail, friendly
 from statewright.core.states import RUN, TI
 
@@ -110,7 +111,7 @@ def tasks_clear(app: Any, run_id: str, dag_id: str | None, task_regexes: tuple[s
     engine = _engine(app)
     kwargs: dict[str, Any] = dict(dag_id=dag_id, task_regexes=task_regexes, upstream=upstream,
                                   downstream=downstream, only_failed=only_failed,
-                                  map_indexes=map_indexes or None)
+                                  map_indexes=map_indexes or None, actor=cli_actor())
     plan = clear_task_instances(engine, run_id, dry_run=True, now=_now(), **kwargs)
     if dry_run or plan.empty:
         _show(plan, applied=False)
@@ -143,7 +144,8 @@ def _mark_task_command(to: TI) -> click.Command:
 
         plan = mark_task_instances(_engine(app), run_id, task_id, to, dag_id=dag_id,
                                    upstream=upstream, downstream=downstream, dry_run=dry_run,
-                                   map_indexes=map_indexes or None, now=_now())
+                                   map_indexes=map_indexes or None, now=_now(),
+                                   actor=cli_actor())
         _show(plan, applied=not dry_run)
 
     command.help = (f"Mark TASK_ID of RUN_ID {to.value} (a running try is killed). A finished "
@@ -164,7 +166,8 @@ def _mark_run_command(to: RUN) -> click.Command:
     def command(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None:
         from statewright.services.controls import mark_run
 
-        plan = mark_run(_engine(app), run_id, to, dag_id=dag_id, dry_run=dry_run, now=_now())
+        plan = mark_run(_engine(app), run_id, to, dag_id=dag_id, dry_run=dry_run, now=_now(),
+                        actor=cli_actor())
         _show(plan, applied=not dry_run)
 
     command.help = {
@@ -187,7 +190,8 @@ def runs_cancel(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> Non
     end Cancelled; no failure hook fires."""
     from statewright.services.controls import cancel_run
 
-    plan = cancel_run(_engine(app), run_id, dag_id=dag_id, dry_run=dry_run, now=_now())
+    plan = cancel_run(_engine(app), run_id, dag_id=dag_id, dry_run=dry_run, now=_now(),
+                      actor=cli_actor())
     _show(plan, applied=not dry_run)
 
 
@@ -201,7 +205,8 @@ def runs_pause(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None
     """Pause RUN_ID: no new task of it starts; running tries finish."""
     from statewright.services.controls import pause_run
 
-    plan = pause_run(_engine(app), run_id, dag_id=dag_id, dry_run=dry_run, now=_now())
+    plan = pause_run(_engine(app), run_id, dag_id=dag_id, dry_run=dry_run, now=_now(),
+                     actor=cli_actor())
     _show(plan, applied=not dry_run)
 
 
@@ -215,7 +220,8 @@ def runs_resume(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> Non
     """Resume a paused RUN_ID where it stood."""
     from statewright.services.controls import resume_run
 
-    plan = resume_run(_engine(app), run_id, dag_id=dag_id, dry_run=dry_run, now=_now())
+    plan = resume_run(_engine(app), run_id, dag_id=dag_id, dry_run=dry_run, now=_now(),
+                      actor=cli_actor())
     _show(plan, applied=not dry_run)
 
 

@@ -23,7 +23,7 @@ from datetime import datetime
 from sqlalchemy import Engine
 
 from statewright.core.states import RUN, TI, TI_UNFINISHED, DagRunState, StateName
-from statewright.core.transitions import Actor
+from statewright.core.transitions import Actor, Who
 from statewright.services.controls.common import (
     RESET_WAITS,
     ControlError,
@@ -71,6 +71,6 @@ def plan_cancel(ctx: RunContext) -> Plan:
 
 
 def cancel_run(engine: Engine, run_id: str, *, dag_id: str | None = None,
-               dry_run: bool = False, actor: Actor = Actor.USER, now: datetime) -> Plan:
+               dry_run: bool = False, actor: Who = Actor.USER, now: datetime) -> Plan:
     return run_control(engine, plan_cancel, run_id=run_id, dag_id=dag_id, actor=actor, now=now,
                        dry_run=dry_run)

@@ -42,7 +42,7 @@ from sqlalchemy import Connection, Engine
 
 from statewright.core.mapping import ti_label
 from statewright.core.states import RUN, TI, TI_FAILED_STATES, DagRunState
-from statewright.core.transitions import Actor
+from statewright.core.transitions import Actor, Who
 from statewright.db.repositories import controls as controls_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.controls.common import (
@@ -177,7 +177,7 @@ def clear_task_instances(
     only_failed: bool = False,
     map_indexes: Sequence[int] | None = None,
     dry_run: bool = False,
-    actor: Actor = Actor.USER,
+    actor: Who = Actor.USER,
     now: datetime,
 ) -> Plan:
     """Clear task instances of one run (see the module docstring); returns what was done.

@@ -20,7 +20,7 @@ from sqlalchemy import Connection, Engine
 from statewright.core.errors import StatewrightError
 from statewright.core.mapping import ti_label
 from statewright.core.states import RUN, TI, DagRunState, StateName, TaskInstanceState
-from statewright.core.transitions import Actor
+from statewright.core.transitions import Who
 from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import controls as controls_repo
@@ -211,7 +211,7 @@ def run_control(
     *,
     run_id: str,
     dag_id: str | None,
-    actor: Actor,
+    actor: Who,
     now: datetime,
     dry_run: bool = False,
     after: Callable[[Connection, P, RunContext], None] | None = None,
@@ -237,7 +237,7 @@ def run_control(
                        f"({_ATTEMPTS} attempts); try again.")
 
 
-def apply_plan(conn: Connection, plan: Plan, *, actor: Actor, now: datetime) -> None:
+def apply_plan(conn: Connection, plan: Plan, *, actor: Who, now: datetime) -> None:
     """Apply the run's change first (so the scheduler never sees a half-done control), then the
     task instances' changes grouped into as few statements as possible."""
     if plan.run_change is not None:

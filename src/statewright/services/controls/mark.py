@@ -31,7 +31,7 @@ from sqlalchemy import Connection, Engine
 from statewright.core.mapping import ti_label
 from statewright.core.run_state import TaskView, decide_run_state
 from statewright.core.states import RUN, TI, TI_UNFINISHED, DagRunState, TaskInstanceState
-from statewright.core.transitions import Actor
+from statewright.core.transitions import Actor, Who
 from statewright.services.controls.common import (
     RESET_DEFERRAL,
     ControlError,
@@ -141,7 +141,7 @@ def mark_task_instances(
     downstream: bool = False,
     map_indexes: Sequence[int] | None = None,
     dry_run: bool = False,
-    actor: Actor = Actor.USER,
+    actor: Who = Actor.USER,
     now: datetime,
 ) -> Plan:
     return run_control(
@@ -158,7 +158,7 @@ def mark_run(
     *,
     dag_id: str | None = None,
     dry_run: bool = False,
-    actor: Actor = Actor.USER,
+    actor: Who = Actor.USER,
     now: datetime,
 ) -> Plan:
     if RUN(to) not in (RUN.SUCCESS, RUN.FAILED):

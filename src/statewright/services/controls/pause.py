@@ -17,7 +17,7 @@ from datetime import datetime
 from sqlalchemy import Engine
 
 from statewright.core.states import RUN, TI, DagRunState
-from statewright.core.transitions import Actor
+from statewright.core.transitions import Actor, Who
 from statewright.services.controls.common import (
     ControlError,
     Plan,
@@ -64,12 +64,12 @@ def plan_resume(ctx: RunContext) -> Plan:
 
 
 def pause_run(engine: Engine, run_id: str, *, dag_id: str | None = None, dry_run: bool = False,
-              actor: Actor = Actor.USER, now: datetime) -> Plan:
+              actor: Who = Actor.USER, now: datetime) -> Plan:
     return run_control(engine, plan_pause, run_id=run_id, dag_id=dag_id, actor=actor, now=now,
                        dry_run=dry_run)
 
 
 def resume_run(engine: Engine, run_id: str, *, dag_id: str | None = None, dry_run: bool = False,
-               actor: Actor = Actor.USER, now: datetime) -> Plan:
+               actor: Who = Actor.USER, now: datetime) -> Plan:
     return run_control(engine, plan_resume, run_id=run_id, dag_id=dag_id, actor=actor, now=now,
                        dry_run=dry_run)

@@ -6,6 +6,7 @@ const API = "/api/v1";
 const UNFINISHED_RUN = new Set(["queued", "running", "paused"]);
 const FINISHED_TI = new Set(["success", "failed", "skipped", "upstream_failed", "removed"]);
 const PEOPLE = new Set(["api", "user"]);
+const isPerson = (actor) => PEOPLE.has(actor) || /^(user|cli):/.test(actor || "");
 const LIVE_MS = 2000;
 const IDLE_MS = 10000;
 
@@ -43,6 +44,8 @@ class ApiError extends Error {
 
 async function api(path, { method = "GET", body } = {}) {
   const opts = { method, headers: { Accept: "application/json" } };
+  const csrf = $('meta[name="csrf-token"]');
+  if (csrf && csrf.content && method !== "GET") opts.headers["X-CSRF-Token"] = csrf.content;
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
@@ -50,6 +53,7 @@ async function api(path, { method = "GET", body } = {}) {
   const res = await fetch(API + path, opts);
   let data = null;
   try { data = await res.json(); } catch (_) { data = null; }
+  if (res.status === 401) location.assign("/login?next=" + enc(location.pathname + location.search));
   if (!res.ok) throw new ApiError(res.status, (data && data.detail) || `HTTP ${res.status}`, data);
   return data;
 }
@@ -316,8 +320,8 @@ function historyTable(transitions) {
       el("td", { class: "mono nowrap" }, timeEl(t.at, { ms: true, date: false })),
       el("td", { class: "nowrap" }, change),
       el("td", {}, el("b", { class: "h-name" }, t.name)),
-      el("td", {}, el("span", { class: "actor" + (PEOPLE.has(t.actor) ? " person" : ""),
-        title: PEOPLE.has(t.actor) ? "a person (CLI or API)" : "a component" }, t.actor)),
+      el("td", {}, el("span", { class: "actor" + (isPerson(t.actor) ? " person" : ""),
+        title: isPerson(t.actor) ? "a person (CLI or API)" : "a component" }, t.actor)),
       el("td", { class: "muted" }, t.try_number === null ? "" : `try ${t.try_number}`));
     if (!t.message) return [main];
     main.classList.add("has-msg");

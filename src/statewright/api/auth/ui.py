@@ -1,0 +1,137 @@
+"""The web UI's side of authentication: the login page, logout, the audit log page, and the
+API docs (behind a login too, with a CSP of their own for Swagger UI's one inline script)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from typing import Annotated, Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Query, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from statewright.api.auth.admin import event_logs
+from statewright.api.auth.credentials import (
+    SESSION_COOKIE,
+    Unauthenticated,
+    csrf_token,
+    session_lifetime,
+    session_secret,
+)
+from statewright.api.auth.login import TooManyAttempts, login
+from statewright.api.auth.permissions import ADMIN, AUTHENTICATED, PUBLIC
+from statewright.api.deps import engine_of
+from statewright.api.ui.views import TEMPLATES
+from statewright.core.clock import utcnow
+from statewright.services.auth import accounts
+
+router = APIRouter(include_in_schema=False)
+OPENAPI_PATH = "/api/v1/openapi.json"
+AUDIT_PAGE_SIZE = 100
+
+
+def auth_context(request: Request) -> dict[str, Any]:
+    """What every template gets: the signed-in user and the page's CSRF token."""
+    identity = getattr(request.state, "identity", None)
+    secret = session_secret(request)
+    token = csrf_token(request, secret) if secret and identity and identity.via == "session" \
+        else ""
+    return {"identity": identity, "csrf_token": token}
+
+
+def safe_next(target: str | None) -> str:
+    """Only a path of this site (never ``//host`` or ``https://…``): no open redirect."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+def _login_page(request: Request, *, next_url: str, error: str = "", username: str = "",
+                status_code: int = 200) -> Response:
+    return TEMPLATES.TemplateResponse(request, "login.html", {
+        "title": "Log in · statewright", "page": "login", "next": next_url, "error": error,
+        "username": username}, status_code=status_code)
+
+
+@router.get("/login", response_class=HTMLResponse, openapi_extra=PUBLIC)
+def login_page(request: Request, next: Annotated[str | None, Query()] = None) -> Response:
+    return _login_page(request, next_url=safe_next(next))
+
+
+@router.post("/login", response_class=HTMLResponse, openapi_extra=PUBLIC)
+async def login_submit(request: Request) -> Response:
+    fields = parse_qs((await request.body()).decode(errors="replace"))
+    username = (fields.get("username") or [""])[0]
+    password = (fields.get("password") or [""])[0]
+    next_url = safe_next((fields.get("next") or ["/"])[0])
+    if not username or not password:
+        return _login_page(request, next_url=next_url, username=username, status_code=422,
+                           error="Enter a username and a password.")
+    try:
+        user = await login(request, username, password)
+    except Unauthenticated:
+        return _login_page(request, next_url=next_url, username=username, status_code=401,
+                           error="Wrong username or password.")
+    except TooManyAttempts as exc:
+        return _login_page(request, next_url=next_url, username=username, status_code=429,
+                           error=exc.detail)
+    secret, _ = accounts.create_token(engine_of(request), user.username, kind="session",
+                                      name="web UI", now=utcnow(),
+                                      lifetime=session_lifetime(request))
+    response = RedirectResponse(next_url, status_code=303)
+    response.set_cookie(SESSION_COOKIE, secret, httponly=True, samesite="lax", path="/",
+                        secure=request.url.scheme == "https",
+                        max_age=int(session_lifetime(request).total_seconds()))
+    return response
+
+
+@router.post("/logout", openapi_extra=AUTHENTICATED)
+def logout(request: Request) -> Response:
+    """Ends the web UI session (the cookie and the stored session)."""
+    identity = request.state.identity
+    request.state.audit_action = "auth.logout"
+    if identity.via == "session" and identity.token_id is not None:
+        accounts.end_session(engine_of(request), identity.token_id, utcnow())
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+@router.get("/event-logs", response_class=HTMLResponse, openapi_extra=ADMIN)
+def event_log_page(
+    request: Request,
+    dag_id: Annotated[str | None, Query()] = None,
+    owner: Annotated[str | None, Query()] = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> Response:
+    logs = event_logs(request, limit=AUDIT_PAGE_SIZE, offset=offset, dag_id=dag_id or None,
+                      owner=owner or None, event=None, outcome=None)
+    return TEMPLATES.TemplateResponse(request, "event_logs.html", {
+        "title": "Audit log · statewright", "page": "event_logs", "logs": logs,
+        "dag_id": dag_id or "", "owner": owner or "", "offset": offset,
+        "limit": AUDIT_PAGE_SIZE})
+
+
+@router.get(OPENAPI_PATH)
+def openapi_document(request: Request) -> JSONResponse:
+    return JSONResponse(request.app.openapi())
+
+
+def _script_hashes(html: str) -> str:
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    return " ".join("'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
+                    + "'" for s in scripts)
+
+
+@router.get("/api/docs", response_class=HTMLResponse)
+def api_docs(request: Request) -> Response:
+    page = get_swagger_ui_html(openapi_url=OPENAPI_PATH, title="statewright API")
+    html = bytes(page.body).decode()
+    cdn = "https://cdn.jsdelivr.net"
+    csp = (f"default-src 'self'; script-src 'self' {cdn} {_script_hashes(html)}; "
+           f"style-src 'self' {cdn}; img-src 'self' data: https:; connect-src 'self'; "
+           "object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+    return HTMLResponse(html, headers={"Content-Security-Policy": csp})

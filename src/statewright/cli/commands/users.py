@@ -1,0 +1,174 @@
+"""CLI commands: users of the REST API and the web UI — create, list, delete, set-password,
+set-role — and API tokens of a user."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from rich.table import Table
+
+from statewright.cli.output import console, fail, friendly
+from statewright.core.auth import Role
+
+ROLES = click.Choice([r.value for r in Role], case_sensitive=False)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(users)
+
+
+def _engine(app: Any) -> Any:
+    app.ensure_schema()
+    return app.engine
+
+
+def _now() -> Any:
+    from statewright.core.clock import utcnow
+
+    return utcnow()
+
+
+def _password(password: str | None, *, stdin: bool) -> str:
+    if stdin:
+        value = sys.stdin.readline().rstrip("\n")
+        if not value:
+            fail("--password-stdin: no password on standard input; nothing was changed", 2)
+        return value
+    if password is not None:
+        return password
+    return str(click.prompt("Password", hide_input=True, confirmation_prompt=True))
+
+
+_password_options = [
+    click.option("--password", "-p", help="The password (default: asked for, not echoed)."),
+    click.option("--password-stdin", is_flag=True, help="Read the password from stdin."),
+]
+
+
+def _with_password(fn: Any) -> Any:
+    for option in reversed(_password_options):
+        fn = option(fn)
+    return fn
+
+
+@click.group()
+def users() -> None:
+    """Users of the REST API and the web UI, with roles viewer, operator and admin."""
+
+
+@users.command("create")
+@click.argument("username")
+@click.option("--role", "-r", type=ROLES, default="viewer", show_default=True,
+              help="viewer reads; operator also triggers, clears, marks, cancels, pauses; "
+                   "admin also manages users.")
+@_with_password
+@click.pass_obj
+@friendly
+def users_create(app: Any, username: str, role: str, password: str | None,
+                 password_stdin: bool) -> None:
+    """Create USERNAME with a password (stored argon2id-hashed) and a role."""
+    from statewright.services.auth.accounts import create_user
+
+    create_user(_engine(app), username, _password(password, stdin=password_stdin), role, _now())
+    console.print(f"created user [bold]{username}[/] ({role.lower()})", highlight=False)
+
+
+@users.command("list")
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@click.pass_obj
+@friendly
+def users_list(app: Any, output: str) -> None:
+    """Every user and role."""
+    from statewright.services.auth.accounts import list_users
+
+    rows = list_users(_engine(app))
+    if output == "json":
+        click.echo(json.dumps([{"username": r.username, "role": r.role,
+                                "created_at": r.created_at.isoformat()} for r in rows]))
+        return
+    table = Table("username", "role", "created", "changed")
+    for r in rows:
+        table.add_row(r.username, r.role, r.created_at.strftime("%Y-%m-%d %H:%M"),
+                      r.updated_at.strftime("%Y-%m-%d %H:%M"))
+    console.print(table)
+
+
+@users.command("delete")
+@click.argument("username")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+@friendly
+def users_delete(app: Any, username: str, yes: bool) -> None:
+    """Delete USERNAME with its API tokens and sessions."""
+    from statewright.services.auth.accounts import delete_user
+
+    if not yes and not click.confirm(f"Delete user {username!r} and its tokens?"):
+        fail("cancelled; nothing was changed", 1)
+    delete_user(_engine(app), username)
+    console.print(f"deleted user [bold]{username}[/]", highlight=False)
+
+
+@users.command("set-password")
+@click.argument("username")
+@_with_password
+@click.pass_obj
+@friendly
+def users_set_password(app: Any, username: str, password: str | None,
+                       password_stdin: bool) -> None:
+    """Give USERNAME a new password: its JWTs issued before stop working."""
+    from statewright.services.auth.accounts import set_password
+
+    set_password(_engine(app), username, _password(password, stdin=password_stdin), _now())
+    console.print(f"new password for [bold]{username}[/]", highlight=False)
+
+
+@users.command("set-role")
+@click.argument("username")
+@click.argument("role", type=ROLES)
+@click.pass_obj
+@friendly
+def users_set_role(app: Any, username: str, role: str) -> None:
+    """Give USERNAME the ROLE viewer, operator or admin (at once, on every credential)."""
+    from statewright.services.auth.accounts import set_role
+
+    set_role(_engine(app), username, role, _now())
+    console.print(f"[bold]{username}[/] is now {role.lower()}", highlight=False)
+
+
+@users.command("create-token")
+@click.argument("username")
+@click.option("--name", "-n", required=True, help="What the token is for.")
+@click.option("--expires-in-days", type=click.IntRange(1, 3650), default=None,
+              help="Days it is valid (default: until revoked).")
+@click.pass_obj
+@friendly
+def users_create_token(app: Any, username: str, name: str, expires_in_days: int | None) -> None:
+    """Create a long-lived API token of USERNAME and print it (once; it is stored hashed)."""
+    from datetime import timedelta
+
+    from statewright.services.auth.accounts import create_token
+
+    secret, pk = create_token(_engine(app), username, kind="api", name=name, now=_now(),
+                              lifetime=timedelta(days=expires_in_days) if expires_in_days
+                              else None)
+    console.print(f"API token {pk} of [bold]{username}[/] ({name}); it is not shown again:",
+                  highlight=False)
+    click.echo(secret)
+
+
+def initial_admin(app: Any) -> None:
+    """On a database without users (a fresh home): create ``admin`` with a random password,
+    print it once and store it 0600 in $STATEWRIGHT_HOME."""
+    from statewright.services.auth.accounts import INITIAL_PASSWORD_FILE, ensure_initial_admin
+
+    password = ensure_initial_admin(_engine(app), app.settings.home, _now())
+    if password is None:
+        return
+    path = app.settings.home / INITIAL_PASSWORD_FILE
+    console.print(f"created the user [bold]admin[/] (role admin) with the password "
+                  f"[bold]{password}[/] — shown once; also stored in {path} (mode 0600). "
+                  "Change it with `statewright users set-password admin`.",
+                  highlight=False, soft_wrap=True)
