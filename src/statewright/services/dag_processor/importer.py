@@ -226,9 +226,20 @@ def _kill(job: _Job) -> None:
 # -- the import server ------------------------------------------------------------------------
 
 
-def serve(read_fd: int, write_fd: int) -> None:
-    """The import server's loop (run as ``python -c``): batches in, outcomes out."""
+def serve(read_fd: int, write_fd: int, database_url: str | None = None) -> None:
+    """The import server's loop (run as ``python -c``): batches in, outcomes out.
+
+    With ``database_url``, a DAG file's top-level ``Variable.get`` / ``BaseHook.get_connection``
+    also reads the database (after the environment and the secrets backends, as a task does):
+    each child opens its own connection the first time a file asks.
+    """
     import statewright.sdk.loader  # noqa: F401  (imported once, inherited by every child)
+
+    if database_url:
+        from statewright.sdk import secrets
+        from statewright.services.secrets.store import LazyDatabaseStore
+
+        secrets.install_store(LazyDatabaseStore(database_url))
 
     conn_in = Connection(read_fd, writable=False)
     conn_out = Connection(write_fd, readable=False)
@@ -253,7 +264,8 @@ class ImportServer:
     module are copied into the children.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, database_url: str | None = None) -> None:
+        self.database_url = database_url
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._send: Connection | None = None
@@ -273,7 +285,7 @@ class ImportServer:
             env["PYTHONPATH"] = os.pathsep.join(
                 [root, *filter(None, [env.get("PYTHONPATH")])])
             code = ("from statewright.services.dag_processor.importer import serve; "
-                    f"serve({to_server_r}, {from_server_w})")
+                    f"serve({to_server_r}, {from_server_w}, {self.database_url!r})")
             self._process = subprocess.Popen(
                 [sys.executable, "-c", code], pass_fds=(to_server_r, from_server_w),
                 stdin=subprocess.DEVNULL, env=env, close_fds=True)
@@ -335,11 +347,22 @@ def _switches() -> tuple[str | None, ...]:
 
 
 _SWITCHES = ("STATEWRIGHT_AIRFLOW_COMPAT",)
-_shared = ImportServer()
-atexit.register(_shared.close)
+_servers: dict[str | None, ImportServer] = {}
+_servers_lock = threading.Lock()
 
 
-def import_files(paths: Sequence[str], *, timeout: float,
-                 parallelism: int) -> dict[str, ImportOutcome]:
-    """Import ``paths`` through this process's import server (see the module docstring)."""
-    return _shared.import_files(paths, timeout=timeout, parallelism=parallelism)
+@atexit.register
+def _close_servers() -> None:
+    for server in list(_servers.values()):
+        server.close()
+
+
+def import_files(paths: Sequence[str], *, timeout: float, parallelism: int,
+                 database_url: str | None = None) -> dict[str, ImportOutcome]:
+    """Import ``paths`` through this process's import server for ``database_url`` (see the
+    module docstring; the URL is where DAG files' variables and connections are read)."""
+    with _servers_lock:
+        server = _servers.get(database_url)
+        if server is None:
+            server = _servers[database_url] = ImportServer(database_url)
+    return server.import_files(paths, timeout=timeout, parallelism=parallelism)

@@ -120,8 +120,10 @@ class DagProcessor:
                 for st in touched:
                     dag_files.touch(conn, st.path, mtime=st.mtime, size=st.size)
                 stats.deactivated += forget_removed_files(conn, sorted(removed))
-        outcomes = import_files([st.path for st in to_import], timeout=self.timeout,
-                                parallelism=self.parallelism) if to_import else {}
+        outcomes = import_files(
+            [st.path for st in to_import], timeout=self.timeout, parallelism=self.parallelism,
+            database_url=self.engine.url.render_as_string(hide_password=False),
+        ) if to_import else {}
         stats.parsed = len(outcomes)
         self._sync(to_import, outcomes, hashes, set(found), stats)
         stats.seconds = time.monotonic() - started

@@ -15,7 +15,8 @@ from statewright.db.repositories import variables as var_repo
 from statewright.sdk import secrets
 from statewright.sdk.connection import Connection
 
-__all__ = ["DatabaseStore", "install_database_store", "to_connection", "to_record",
+__all__ = ["DatabaseStore", "LazyDatabaseStore", "install_database_store", "to_connection",
+           "to_record",
            "using_database_store"]
 
 
@@ -60,6 +61,32 @@ class DatabaseStore:
         with transaction(self.engine) as conn:
             var_repo.put(conn, self.cipher(), key, value, now=self.clock(),
                          description=description, keep_description=True)
+
+
+class LazyDatabaseStore:
+    """A ``DatabaseStore`` whose engine is made on the first lookup (in a forked DAG-import
+    child, each child makes its own; a file that reads nothing opens no connection)."""
+
+    def __init__(self, database_url: str) -> None:
+        self.database_url = database_url
+        self._store: DatabaseStore | None = None
+
+    def _real(self) -> DatabaseStore:
+        if self._store is None:
+            from statewright.db.engine import make_engine
+            from statewright.services.worker.deferral import current_cipher
+
+            self._store = DatabaseStore(make_engine(self.database_url), current_cipher)
+        return self._store
+
+    def get_connection(self, conn_id: str) -> Connection | None:
+        return self._real().get_connection(conn_id)
+
+    def get_variable(self, key: str) -> str | None:
+        return self._real().get_variable(key)
+
+    def set_variable(self, key: str, value: str, description: str | None) -> None:
+        self._real().set_variable(key, value, description)
 
 
 def install_database_store(engine: Engine) -> DatabaseStore:
