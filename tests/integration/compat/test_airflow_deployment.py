@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import textwrap
 import time
+from collections.abc import Iterator
+from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,16 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return dags
 
 
+@pytest.fixture
+def fresh_forkserver(folder: Path) -> Iterator[None]:
+    """Task processes are forked from multiprocessing's forkserver, which keeps the environment
+    it started with (a deployment sets the switch before it starts; this test sets it midway):
+    a new forkserver for this test, with the switch, and none left behind with it."""
+    forkserver._forkserver._stop()  # type: ignore[attr-defined]
+    yield
+    forkserver._forkserver._stop()  # type: ignore[attr-defined]
+
+
 def _run_to_the_end(engine: Engine, scheduler: Scheduler, dag_id: str, run_id: str) -> Any:
     """Scheduler passes in this thread until the run ends (tries run in task processes)."""
     deadline = time.monotonic() + 60
@@ -87,7 +99,7 @@ def _run_to_the_end(engine: Engine, scheduler: Scheduler, dag_id: str, run_id: s
 
 
 def test_airflow_files_load_per_file_and_run_on_the_local_executor(
-        engine: Engine, folder: Path, tmp_path: Path) -> None:
+        engine: Engine, folder: Path, tmp_path: Path, fresh_forkserver: None) -> None:
     DagProcessor(engine, folder, timeout=30.0).run_once()
     with engine.connect() as conn:
         dag_ids = sorted(d.dag_id for d in dag_repo.list_dags(conn))
