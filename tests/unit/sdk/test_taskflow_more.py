@@ -71,6 +71,13 @@ def test_task_sensor_bad_arguments_are_refused():
         with pytest.raises(DagDefinitionError, match="multiple_outputs"):
             b()
 
+        @task.sensor(deferrable=True)
+        def c():
+            return True
+
+        with pytest.raises(DagDefinitionError, match=r"no trigger to defer to.*reschedule"):
+            c()
+
 
 # -- Label -------------------------------------------------------------------------------------
 
