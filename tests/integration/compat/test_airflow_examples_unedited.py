@@ -24,90 +24,86 @@ EXPECTED = json.loads((EXAMPLES / "expected.json").read_text())
 LOGICAL_DATE = datetime.fromisoformat(EXPECTED["logical_date"])
 
 SUPPORTED: tuple[str, ...] = (
+    "core/example_asset_alias.py",
+    "core/example_asset_alias_with_no_taskflow.py",
+    "core/example_asset_decorator.py",
+    "core/example_asset_with_watchers.py",
+    "core/example_branch_labels.py",
     "core/example_branch_python_dop_operator_3.py",
     "core/example_complex.py",
+    "core/example_dynamic_task_mapping.py",
+    "core/example_dynamic_task_mapping_with_no_taskflow_operators.py",
+    "core/example_inlet_event_extra.py",
+    "core/example_latest_only_with_trigger.py",
     "core/example_nested_branch_dag.py",
+    "core/example_passing_params_via_test_command.py",
+    "core/example_setup_teardown.py",
+    "core/example_setup_teardown_taskflow.py",
     "core/example_simplest_dag.py",
     "core/example_skip_dag.py",
+    "core/example_task_group.py",
+    "core/example_task_group_decorator.py",
     "core/example_time_delta_sensor_async.py",
+    "core/example_trigger_target_dag.py",
+    "core/example_xcom.py",
     "core/example_xcomargs.py",
+    "core/tutorial.py",
     "core/tutorial_dag.py",
     "core/tutorial_taskflow_api.py",
+    "core/tutorial_taskflow_templates.py",
+    "standard/example_bash_operator.py",
+    "standard/example_branch_day_of_week_operator.py",
     "standard/example_external_task_child_deferrable.py",
+    "standard/example_latest_only.py",
     "standard/example_measurement_correction_decorator.py",
     "standard/example_measurement_correction_operator.py",
+    "standard/example_sensor_decorator.py",
     "standard/example_short_circuit_decorator.py",
     "standard/example_short_circuit_operator.py",
 )
 """Files that load and whose runs end as in Airflow."""
 
-_TEMPLATED = "Jinja templating"  # they load; their templated fields are not rendered yet
-
 NOT_YET: dict[str, str] = {
-    "core/example_asset_alias.py": "airflow.sdk.Asset",
-    "core/example_asset_alias_with_no_taskflow.py": "airflow.sdk.AssetAlias",
-    "core/example_asset_decorator.py": "airflow.sdk.asset",
-    "core/example_asset_with_watchers.py": "airflow.sdk.AssetWatcher",
-    "core/example_assets.py": "airflow.timetables.assets.AssetOrTimeSchedule",
-    "core/example_branch_labels.py": "airflow.sdk.Label",
+    "core/example_assets.py": "airflow.timetables.trigger.CronTriggerTimetable",
     "core/example_custom_weight.py":
         "airflow.example_dags.plugins.decreasing_priority_weight_strategy (module)",
     "core/example_display_name.py": "unknown argument(s) 'dag_display_name'",
-    "core/example_dynamic_task_mapping.py": "has no attribute 'expand'",
-    "core/example_dynamic_task_mapping_with_no_taskflow_operators.py":
-        "has no attribute 'partial'",
-    "core/example_inlet_event_extra.py": "airflow.sdk.Asset",
     "core/example_kubernetes_executor.py": "airflow.configuration (module)",
-    "core/example_latest_only_with_trigger.py":
-        "airflow.providers.standard.operators.latest_only.LatestOnlyOperator",
     "core/example_local_kubernetes_executor.py": "airflow.configuration (module)",
     "core/example_outlet_event_extra.py": "airflow.sdk.Metadata",
-    "core/example_params_trigger_ui.py": "airflow.sdk.Param",
-    "core/example_params_ui_tutorial.py": "airflow.sdk.Param",
-    "core/example_passing_params_via_test_command.py": _TEMPLATED,
-    "core/example_setup_teardown.py": "airflow.sdk.TaskGroup",
-    "core/example_setup_teardown_taskflow.py": "airflow.sdk.task_group",
-    "core/example_task_group.py": "airflow.sdk.TaskGroup",
-    "core/example_task_group_decorator.py": "airflow.sdk.task_group",
-    "core/example_trigger_target_dag.py": _TEMPLATED,
+    "core/example_params_trigger_ui.py": "unknown argument(s) 'dag_display_name'",
+    "core/example_params_ui_tutorial.py": "unknown argument(s) 'dag_display_name'",
     "core/example_workday_timetable.py": "airflow.example_dags.plugins.workday (module)",
-    "core/example_xcom.py": _TEMPLATED,
-    "core/tutorial.py": _TEMPLATED,
     "core/tutorial_objectstorage.py": "airflow.sdk.ObjectStoragePath",
     "core/tutorial_taskflow_api_virtualenv.py": "has no attribute 'virtualenv'",
-    "core/tutorial_taskflow_templates.py": "unknown argument(s) 'templates_exts'",
-    "standard/example_bash_decorator.py": "airflow.providers.standard.utils.weekday.WeekDay",
-    "standard/example_bash_operator.py": _TEMPLATED,
-    "standard/example_branch_datetime_operator.py":
-        "airflow.providers.standard.operators.datetime.BranchDateTimeOperator",
-    "standard/example_branch_day_of_week_operator.py":
-        "airflow.providers.standard.operators.weekday.BranchDayOfWeekOperator",
     "standard/example_branch_operator.py":
         "airflow.providers.standard.operators.python.BranchExternalPythonOperator",
-    "standard/example_branch_operator_decorator.py": "airflow.sdk.Label",
-    "standard/example_external_task_marker_dag.py":
-        "airflow.providers.standard.sensors.external_task.ExternalTaskMarker",
+    "standard/example_branch_operator_decorator.py": "has no attribute 'branch_external_python'",
+    "standard/example_external_task_marker_dag.py": "unknown argument(s) 'external_task_group_id'",
     "standard/example_external_task_parent_deferrable.py":
         "airflow.providers.common.compat.sdk.timezone",
     "standard/example_hitl_operator.py":
         "airflow.providers.standard.operators.hitl.ApprovalOperator",
-    "standard/example_latest_only.py":
-        "airflow.providers.standard.operators.latest_only.LatestOnlyOperator",
-    "standard/example_python_decorator.py": "'templates_dict', 'templates_exts'",
+    "standard/example_python_decorator.py": "has no attribute 'virtualenv'",
     "standard/example_python_operator.py":
         "airflow.providers.standard.operators.python.ExternalPythonOperator",
-    "standard/example_sensor_decorator.py": "has no attribute 'sensor'",
     "standard/example_sensors.py": "airflow.providers.standard.sensors.bash.BashSensor",
-    "standard/example_trigger_controller_dag.py":
-        "airflow.providers.standard.operators.trigger_dagrun.TriggerDagRunOperator",
 }
 """File → what ``dags check --airflow`` reports for it (a missing name or module, an error, or
 a feature statewright does not have yet)."""
 
 OUTSIDE: dict[str, str] = {
     "core/example_dag_decorator.py": "its tasks call httpbin.org: the outcome is the network's",
+    "standard/example_branch_datetime_operator.py":
+        "its second DAG branches on the time of day the test runs at",
+    "standard/example_trigger_controller_dag.py":
+        "it triggers a DAG of another file: dag.test() here refuses a DAG id it does not "
+        "know (Airflow's creates the run anyway); in a DAGs folder with both files it runs",
+    "standard/example_bash_decorator.py":
+        "Airflow 3.1.8 itself cannot import it (AirflowSkipException from airflow.sdk.exceptions)",
 }
-"""Files that load but whose outcome depends on this machine, not on statewright."""
+"""Files that load but whose outcome is not comparable: it depends on this machine or the time
+of day, on a difference documented in docs/coming-from-airflow.md, or Airflow cannot run it."""
 
 
 def _all_files() -> set[str]:
@@ -158,5 +154,7 @@ def test_dags_check_names_what_an_unsupported_example_lacks(
 def test_dags_check_says_a_supported_example_loads(
         name: str, report: dict[str, FileReport]) -> None:
     found = report[name]
-    expected = EXPECTED["files"][Path(name).name]["dags"]
-    assert found.loads and found.missing == [] and sorted(found.dags) == sorted(expected)
+    expected = EXPECTED["files"][Path(name).name].get("dags")
+    assert found.loads and found.missing == []
+    if expected is not None:  # None: Airflow itself could not import the file
+        assert sorted(found.dags) == sorted(expected)
