@@ -442,6 +442,30 @@ def expand_mapped_task(
         return 0
     if length <= 1:
         return 1
+    _insert_map_indexes(conn, ti_id, range(1, length), actor=actor, now=now, message=message)
+    return length
+
+
+def add_map_indexes(
+    conn: Connection,
+    ti_id: int,
+    map_indexes: range,
+    *,
+    actor: Who,
+    now: datetime,
+    message: str,
+) -> int:
+    """New ``scheduled`` instances of the mapped task of task instance ``ti_id`` (a cleared
+    mapped task whose upstream now returns more items): its columns, these map indexes."""
+    return _insert_map_indexes(conn, ti_id, map_indexes, actor=actor, now=now, message=message)
+
+
+def _insert_map_indexes(conn: Connection, ti_id: int, map_indexes: range, *, actor: Who,
+                        now: datetime, message: str) -> int:
+    """Insert the instances ``map_indexes`` (scheduled) of the task of ``ti_id`` in one
+    statement (a counting CTE), and their history rows (created) in another."""
+    if not map_indexes:
+        return 0
     c = task_instance.c
     row = conn.execute(select(task_instance).where(c.id == ti_id)).one()._mapping
     same = {k: row[k] for k in ("dag_run_id", "dag_id", "run_id", "task_id", "max_tries",
@@ -450,8 +474,9 @@ def expand_mapped_task(
     constants = {**same, "state": TI.SCHEDULED.value, "state_name": name, "try_number": 0,
                  "poke_count": 0, "scheduled_at": now, "updated_at": now,
                  "state_message": message}
-    seq = select(literal(1).label("i")).cte("map_indexes", recursive=True)
-    seq = seq.union_all(select(seq.c.i + 1).where(seq.c.i < length - 1))
+    first, last = map_indexes.start, map_indexes.stop - 1
+    seq = select(literal(first).label("i")).cte("map_indexes", recursive=True)
+    seq = seq.union_all(select(seq.c.i + 1).where(seq.c.i < last))
     conn.execute(insert(task_instance).from_select(
         [*constants, "map_index"],
         select(*(literal(v, c[k].type) for k, v in constants.items()), seq.c.i)))
@@ -462,9 +487,9 @@ def expand_mapped_task(
                literal(TI.SCHEDULED.value), literal(name), literal(message),
                literal(actor.value), literal(0), literal(now, state_transition.c.at.type))
         .where(c.dag_run_id == same["dag_run_id"], c.task_id == same["task_id"],
-               c.map_index >= 1),
+               c.map_index >= first, c.map_index <= last),
     ))
-    return length
+    return len(map_indexes)
 
 
 def set_task_instance_state(

@@ -157,6 +157,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         depends_on_past: bool = False,
         max_active_tis_per_dag: int | None = None,
         max_active_tis_per_dagrun: int | None = None,
+        map_index_template: str | None = None,
         params: dict[str, Any] | None = None,
         doc_md: str | None = None,
         doc: str | None = None,
@@ -229,6 +230,11 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         )
         self.max_active_tis_per_dagrun = None if max_active_tis_per_dagrun is None else \
             _check_int(max_active_tis_per_dagrun, f"{where}: max_active_tis_per_dagrun", minimum=1)
+        if map_index_template is not None and not isinstance(map_index_template, str):
+            raise DagDefinitionError(
+                f"{where}: map_index_template must be a string (a template naming each mapped "
+                f"instance), got {map_index_template!r}.")
+        self.map_index_template = map_index_template
         if params is not None and not isinstance(params, Mapping):
             raise DagDefinitionError(f"{where}: params must be a dict, got {params!r}.")
         self.params = ParamsDict(params)

@@ -20,7 +20,12 @@ from typing import Any
 
 from statewright.core.errors import DagDefinitionError
 from statewright.core.mapping import MappingError, index_in_product, value_length
-from statewright.sdk.xcom_arg import XComArg, iter_xcom_args, resolve_references
+from statewright.sdk.xcom_arg import (
+    XComArg,
+    has_references,
+    iter_xcom_args,
+    resolve_references,
+)
 
 __all__ = [
     "ConcatXComArg",
@@ -191,7 +196,10 @@ def serialize_source(value: Any) -> dict[str, Any]:
     return {"kind": "literal", "length": len(value)}
 
 
-def _resolve_source(value: Any, context: Mapping[str, Any]) -> list[Any]:
+def _resolve_source(value: Any, context: Mapping[str, Any], plain: bool = False
+                    ) -> Sequence[Any]:
+    """The items of one source in this run. ``plain``: a literal without references, whose
+    list or tuple is indexed as it is (no copy per task instance)."""
     if isinstance(value, XComArg):
         resolved = value.resolve(context)
         try:
@@ -199,7 +207,9 @@ def _resolve_source(value: Any, context: Mapping[str, Any]) -> list[Any]:
         except MappingError as exc:
             raise TypeError(str(exc)) from None
         return _items(resolved)
-    return _items(resolve_references(value, context))
+    if plain and isinstance(value, (list, tuple)):
+        return value
+    return _items(value if plain else resolve_references(value, context))
 
 
 def _check_source(name: str, value: Any, where: str) -> None:
@@ -222,6 +232,8 @@ class DictOfListsExpandInput:
         for name, source in value.items():
             _check_source(name, source, where)
         self.value = dict(value)
+        self._plain = {name: not isinstance(v, XComArg) and not has_references(v)
+                       for name, v in self.value.items()}
 
     def iter_references(self) -> Iterator[XComArg]:
         for source in self.value.values():
@@ -235,7 +247,8 @@ class DictOfListsExpandInput:
                 "value": {k: serialize_source(v) for k, v in self.value.items()}}
 
     def resolve(self, context: Mapping[str, Any], map_index: int) -> dict[str, Any]:
-        items = {name: _resolve_source(v, context) for name, v in self.value.items()}
+        items = {name: _resolve_source(v, context, self._plain[name])
+                 for name, v in self.value.items()}
         positions = index_in_product(map_index, [len(v) for v in items.values()])
         return {name: values[i] for (name, values), i in zip(items.items(), positions,
                                                                  strict=True)}

@@ -27,9 +27,8 @@ __all__ = ["MappedOperator", "OperatorPartial", "mappable_names"]
 ExpandInput = DictOfListsExpandInput | ListOfDictsExpandInput
 
 _BASE_ARGS = frozenset(inspect.signature(BaseOperator.__init__).parameters) - {"self", "kwargs"}
-NON_MAPPABLE = _BASE_ARGS | {"map_index_template"}
+NON_MAPPABLE = _BASE_ARGS
 """Arguments every instance shares (the scheduler reads them): given to partial() only."""
-_MAPPED_ONLY = ("map_index_template",)
 
 
 def mappable_names(operator_class: type[BaseOperator]) -> frozenset[str]:
@@ -76,7 +75,7 @@ class OperatorPartial:
         self._where = f"task {task_id!r}"
         if function is None:
             own = mappable_names(operator_class)
-            unknown = sorted(set(self.kwargs) - own - _BASE_ARGS - set(_MAPPED_ONLY))
+            unknown = sorted(set(self.kwargs) - own - _BASE_ARGS)
             if unknown:
                 raise DagDefinitionError(
                     f"{self._where}: {operator_class.__name__}.partial() got unexpected "
@@ -148,7 +147,7 @@ class OperatorPartial:
                     f"{', '.join(map(repr, sorted(missing)))}: give them to partial() or "
                     "expand().")
         kwargs = dict(self.kwargs)
-        base = {k: kwargs.pop(k) for k in list(kwargs) if k in _BASE_ARGS or k in _MAPPED_ONLY}
+        base = {k: kwargs.pop(k) for k in list(kwargs) if k in _BASE_ARGS}
         return MappedOperator(
             operator_class=self.operator_class, partial_kwargs=kwargs, expand_input=expand_input,
             mapped_field=self.mapped_field, **base)
@@ -168,7 +167,6 @@ class MappedOperator(BaseOperator):
         partial_kwargs: dict[str, Any],
         expand_input: ExpandInput,
         mapped_field: str | None = None,
-        map_index_template: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(task_id, **kwargs)
@@ -181,11 +179,6 @@ class MappedOperator(BaseOperator):
         self.deferrable = bool(partial_kwargs.get("deferrable",
                                                   getattr(operator_class, "deferrable", False)))
         self.task_base_kwargs = dict(kwargs, task_id=task_id)
-        if map_index_template is not None and not isinstance(map_index_template, str):
-            raise DagDefinitionError(
-                f"task {task_id!r}: map_index_template must be a string (a template naming "
-                f"each instance), got {map_index_template!r}.")
-        self.map_index_template = map_index_template
 
     @property
     def task_type(self) -> str:
@@ -226,7 +219,6 @@ class MappedOperator(BaseOperator):
         op.task_group = group
         op.upstream_task_ids = set(self.upstream_task_ids)
         op.downstream_task_ids = set(self.downstream_task_ids)
-        op.__dict__["map_index_template"] = self.map_index_template
         return op
 
 

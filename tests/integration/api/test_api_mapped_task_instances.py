@@ -89,3 +89,11 @@ def test_the_grid_shows_a_mapped_task_as_one_row_with_a_count_and_a_summary(
     assert (cell["state"], cell["map_count"], cell["state_counts"]) == (
         "success", 3, {"success": 3})
     assert rows["total"]["instances"][0]["map_count"] is None
+
+
+def test_the_task_instance_page_takes_the_map_index(
+        client: TestClient, engine: Engine, settings: Settings) -> None:
+    run = _run(engine, settings)
+    page = client.get(f"/dags/mapped_api/runs/{run}/tasks/square?map_index=1")
+    assert page.status_code == 200 and '"map_index": 1' in page.text
+    assert client.get(f"/dags/mapped_api/runs/{run}/tasks/square").status_code == 404

@@ -113,3 +113,47 @@ def test_results_are_cached_per_map_index(harness: Any) -> None:
             select(xcom.c.map_index, xcom.c.value).where(
                 xcom.c.dag_run_id == rows[("cube", 0)].dag_run_id)).all()}
     assert stored == {0: 1, 1: 8, 2: 27}
+
+
+SIZES: list[int] = []
+
+
+def _resizing_dag() -> DAG:
+    with DAG("mapped_resize") as dag:
+        @task
+        def items() -> list[int]:
+            return list(range(SIZES.pop(0)))
+
+        @task
+        def double(x: int) -> int:
+            return 2 * x
+
+        @task
+        def total(values: Any) -> int:
+            return sum(values)
+
+        total(double.expand(x=items()))
+    return dag
+
+
+@pytest.mark.parametrize(("first", "second", "states"), [
+    (2, 4, ["success"] * 4),
+    (4, 2, ["success", "success", "removed", "removed"]),
+])
+def test_a_cleared_mapped_task_is_counted_again(harness: Any, first: int, second: int,
+                                                 states: list[str]) -> None:
+    SIZES[:] = [first, second]
+    h = harness(_resizing_dag())
+    h.new_run()
+    h.loop()
+    assert h.run().state == "success"
+    clear_task_instances(h.engine, "r1", now=h.clock())
+    h.loop()
+    rows = _rows(h)
+    assert [rows[("double", i)].state for i in range(max(first, second))] == states
+    assert h.run().state == "success"
+    assert h.tis()["total"].state == "success"
+    with h.engine.connect() as conn:
+        [(value,)] = conn.execute(select(xcom.c.value).where(
+            xcom.c.task_id == "total", xcom.c.dag_run_id == rows[("total", -1)].dag_run_id)).all()
+    assert value == sum(2 * i for i in range(second))

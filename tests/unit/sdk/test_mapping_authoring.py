@@ -110,3 +110,9 @@ def test_map_zip_concat_take_callables_and_outputs() -> None:
             n.zip([1, 2])
         with pytest.raises(DagDefinitionError, match="outputs of other tasks"):
             n.concat("abc")
+
+
+def test_an_unmapped_task_accepts_map_index_template_as_in_airflow() -> None:
+    with DAG("d") as dag:
+        Echo(task_id="plain", value=1, map_index_template="{{ task.value }}")
+    assert dag.task_dict["plain"].map_index_template == "{{ task.value }}"

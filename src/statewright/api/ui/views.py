@@ -88,11 +88,12 @@ def run_page(request: Request, dag_id: str, run_id: str) -> Response:
 
 
 @router.get("/dags/{dag_id}/runs/{run_id}/tasks/{task_id}", response_class=HTMLResponse)
-def task_instance_page(request: Request, dag_id: str, run_id: str, task_id: str) -> Response:
+def task_instance_page(request: Request, dag_id: str, run_id: str, task_id: str,
+                       map_index: Annotated[int, Query(ge=-1)] = -1) -> Response:
     try:
         with reading(request) as conn:
-            ti = reads.get_task_instance(conn, dag_id, run_id, task_id)
-            history = reads.task_instance_history(conn, dag_id, run_id, task_id)
+            ti = reads.get_task_instance(conn, dag_id, run_id, task_id, map_index)
+            history = reads.task_instance_history(conn, dag_id, run_id, task_id, map_index)
     except NotFound as exc:
         return _not_found(request, exc)
     return _page(request, "task_instance.html", title=f"{task_id} · {run_id} · statewright",

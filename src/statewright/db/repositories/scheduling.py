@@ -188,16 +188,7 @@ def active_by_task(
     conn: Connection, keys: Collection[tuple[str, str]]
 ) -> dict[tuple[str, str], int]:
     """Queued or running task instances per (dag_id, task_id), over all runs."""
-    out: dict[tuple[str, str], int] = {}
-    for chunk in chunks(list(set(keys)), 300):
-        for dag_id, task_id, n in conn.execute(
-            select(ti.dag_id, ti.task_id, func.count())
-            .where(tuple_(ti.dag_id, ti.task_id).in_(chunk),
-                   ti.state.in_((TI.QUEUED.value, TI.RUNNING.value)))
-            .group_by(ti.dag_id, ti.task_id)
-        ).all():
-            out[(dag_id, task_id)] = int(n)
-    return out
+    return _active_by(conn, keys, ti.dag_id)
 
 
 def active_by_run_task(
@@ -205,15 +196,21 @@ def active_by_run_task(
 ) -> dict[tuple[int, str], int]:
     """Queued or running task instances per (dag_run_id, task_id): the instances of one mapped
     task in one run (``max_active_tis_per_dagrun``)."""
-    out: dict[tuple[int, str], int] = {}
+    return _active_by(conn, keys, ti.dag_run_id)
+
+
+def _active_by(conn: Connection, keys: Collection[tuple[Any, str]], scope: Any
+               ) -> dict[tuple[Any, str], int]:
+    """Queued or running task instances per (``scope`` column, task_id)."""
+    out: dict[tuple[Any, str], int] = {}
     for chunk in chunks(list(set(keys)), 300):
-        for run_pk, task_id, n in conn.execute(
-            select(ti.dag_run_id, ti.task_id, func.count())
-            .where(tuple_(ti.dag_run_id, ti.task_id).in_(chunk),
+        for key, task_id, n in conn.execute(
+            select(scope, ti.task_id, func.count())
+            .where(tuple_(scope, ti.task_id).in_(chunk),
                    ti.state.in_((TI.QUEUED.value, TI.RUNNING.value)))
-            .group_by(ti.dag_run_id, ti.task_id)
+            .group_by(scope, ti.task_id)
         ).all():
-            out[(run_pk, task_id)] = int(n)
+            out[(key, task_id)] = int(n)
     return out
 
 

@@ -63,8 +63,15 @@ class RunNodes:
         """Labels in the DAG's topological order of tasks, then by map index."""
         return self.labels(self.view.order)
 
-    def upstream(self) -> dict[str, tuple[str, ...]]:
-        per_task = {tid: tuple(self.labels(t.upstream)) for tid, t in self.view.tasks.items()}
+    def upstream(self, states: Mapping[str, TaskInstanceState]) -> dict[str, tuple[str, ...]]:
+        """Each instance's upstream instances: every instance of its upstream tasks, but for
+        the removed instances of a mapped task (surplus map indexes, which Airflow leaves out
+        of the counts too)."""
+        def counted(n: str) -> bool:
+            return self.rows[n].map_index < 0 or states.get(n) is not TI.REMOVED
+
+        per_task = {tid: tuple(n for n in self.labels(t.upstream) if counted(n))
+                    for tid, t in self.view.tasks.items()}
         return {n: per_task.get(tid, ()) for n, tid in self.task_of.items()}
 
     def unexpanded(self, label: str) -> bool:
@@ -117,6 +124,51 @@ def expand(conn: Connection, run_pk: int, nodes: RunNodes, labels: list[str], *,
             changed += 1
             if target is TI.FAILED:
                 log.warning("%s", decision.message)
+    return changed
+
+
+def revise(conn: Connection, run_pk: int, nodes: RunNodes,
+           planned: dict[str, TaskInstanceState], *, states: dict[str, TaskInstanceState],
+           max_map_length: int, actor: Actor, now: datetime) -> int:
+    """A mapped task cleared as a whole (every instance back in ``none``, dependencies met
+    again) is counted again, as Airflow's ``_revise_map_indexes_if_mapped``: more items add
+    instances (``scheduled``), fewer set the surplus ``removed``; none skip it, and a value
+    that cannot be mapped over fails it. Updates ``planned`` and ``states``."""
+    changed = 0
+    for task_id in nodes.view.mapped:
+        labels = nodes.of_task.get(task_id, [])
+        if not labels or nodes.unexpanded(labels[0]) or any(
+                planned.get(n) is not TI.SCHEDULED for n in labels):
+            continue
+        task = nodes.view.tasks[task_id]
+        assert task.expand_input is not None
+        values = upstream_values(conn, run_pk, nodes.view,
+                                 expand_input_upstreams(task.expand_input))
+        decision = decide_expansion(task_id, task.expand_input, values,
+                                    max_map_length=max_map_length)
+        have = len(labels)
+        if decision.outcome is ExpansionOutcome.EXPAND:
+            length = decision.length
+            if length > have:
+                changed += door.add_map_indexes(
+                    conn, nodes.rows[labels[0]].id, range(have, length), actor=actor, now=now,
+                    message=f"expanded again into {length} task instances")
+                states.update({ti_label(task_id, i): TI.SCHEDULED for i in range(have, length)})
+            surplus = [n for n in labels if nodes.rows[n].map_index >= length]
+            target, message = TI.REMOVED, f"mapped again over {length} items: this map index " \
+                "is beyond them"
+        else:
+            surplus = labels
+            target = TI.SKIPPED if decision.outcome is ExpansionOutcome.SKIP else TI.FAILED
+            message = decision.message or ""
+        if surplus:
+            res = door.set_task_instance_state(
+                conn, [nodes.rows[n].id for n in surplus], frm=TI.NONE, to=target, actor=actor,
+                now=now, message=message)
+            changed += len(res.changed)
+            for n in surplus:
+                planned.pop(n, None)
+                states[n] = target
     return changed
 
 

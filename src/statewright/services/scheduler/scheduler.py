@@ -43,7 +43,7 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_abandoned
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.scheduler.capacity import queue_scheduled
-from statewright.services.scheduler.expansion import RunNodes, expand, label_map
+from statewright.services.scheduler.expansion import RunNodes, expand, label_map, revise
 from statewright.services.scheduler.past import blocked_by_past
 from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
 
@@ -327,14 +327,17 @@ class Scheduler:
             {tid: states[ns[0]] for tid, ns in nodes.of_task.items() if len(ns) == 1})
         planned = plan_dependencies(
             order,
-            nodes.upstream(),
+            nodes.upstream(states),
             {n: view.tasks[nodes.task_of[n]].trigger_rule for n in order},
             states,
             blocked=frozenset(nodes.labels(blocked)),
             setups=frozenset(nodes.labels(view.setups)),
             indirect_setups=label_map(view.indirect_setups, nodes),
         )
-        # A mapped task whose dependencies are met expands instead of being scheduled.
+        # A mapped task whose dependencies are met expands instead of being scheduled; one
+        # cleared as a whole is counted again.
+        changed += revise(conn, w.run_pk, nodes, planned, states=states,
+                          max_map_length=self.config.max_map_length, actor=ACTOR, now=now)
         to_expand = [n for n, target in planned.items()
                      if target is TI.SCHEDULED and nodes.unexpanded(n)]
         grouped: dict[TaskInstanceState, list[int]] = defaultdict(list)

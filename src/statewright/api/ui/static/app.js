@@ -400,7 +400,8 @@ class TaskPanel {
           ti.rendered_map_index) : null,
         el("div", { class: "muted small" }, "run ",
           el("a", { href: runUrl(dagId, runId) }, runId), " · ",
-          el("a", { href: `${runUrl(dagId, runId)}/tasks/${enc(taskId)}` }, "page"))),
+          el("a", { href: `${runUrl(dagId, runId)}/tasks/${enc(taskId)}` +
+            (ti.map_index >= 0 ? `?map_index=${ti.map_index}` : "") }, "page"))),
       this.closable ? el("button", { class: "close", title: "Close", "aria-label": "Close",
         onclick: () => this.close() }, "✕") : null);
     const stateLine = el("div", { class: "panel-state" },
@@ -781,7 +782,7 @@ function initRun() {
 function initTaskInstance() {
   const { ti, history } = pageData();
   const panel = new TaskPanel($("#panel"), { closable: false });
-  panel.open(ti.dag_id, ti.dag_run_id, ti.task_id, { ti, history });
+  panel.open(ti.dag_id, ti.dag_run_id, ti.task_id, { ti, history }, ti.map_index);
 }
 
 // -- start ----------------------------------------------------------------------------------------
