@@ -109,7 +109,10 @@ class WatcherSupervisor:
         self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
             self._thread.join(5)
-        self._loop.close()
+        try:  # async generators and clients left over finish in their own loop
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+        finally:
+            self._loop.close()
         self.write()
         if self.job_id is not None:
             with transaction(self.engine) as conn:
@@ -193,12 +196,14 @@ class WatcherSupervisor:
                 kwargs = serde.deserialize(decrypt_json(self.cipher, row.kwargs),
                                            path=f"kwargs of watcher {row.name}")
                 trigger = import_trigger(row.classpath, kwargs)
+                events = trigger.run()
                 try:
-                    async for event in trigger.run():
+                    async for event in events:
                         self._put(_Item(row.id, payload=event.to_data()))
                         fired += 1
                         failures = 0
-                finally:
+                finally:  # closed here, in this loop, whatever ended it (cancel included)
+                    await events.aclose()
                     await trigger.cleanup()
             except asyncio.CancelledError:
                 raise
