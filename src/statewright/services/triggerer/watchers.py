@@ -34,6 +34,7 @@ from statewright.db.repositories import jobs as job_repo
 from statewright.db.repositories.asset_events import NewAssetEvent, record
 from statewright.sdk import serde
 from statewright.sdk.triggers.base import import_trigger
+from statewright.sdk.triggers.watchers import raise_if_cancelled
 
 log = logging.getLogger("statewright.triggerer.watchers")
 TRIGGERER_JOB = "triggerer"
@@ -63,12 +64,19 @@ class _Item:
 
 
 async def _cancel_all() -> None:
-    """Cancel every watcher of this loop and wait until each has cleaned up."""
+    """Cancel every watcher of this loop and wait until each has cleaned up.
+
+    A client that turns a cancellation into a read timeout (``asyncio.timeout`` on Python 3.11
+    can) swallows it: the still running ones are cancelled again, for up to ten seconds."""
     me = asyncio.current_task()
-    tasks = [t for t in asyncio.all_tasks() if t is not me]
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    pending = {t for t in asyncio.all_tasks() if t is not me}
+    for _ in range(50):
+        if not pending:
+            return
+        for t in pending:
+            t.cancel()
+        _, pending = await asyncio.wait(pending, timeout=0.2)
+    log.error("%d asset watcher(s) did not stop when cancelled", len(pending))
 
 
 class WatcherSupervisor:
@@ -202,6 +210,7 @@ class WatcherSupervisor:
                         self._put(_Item(row.id, payload=event.to_data()))
                         fired += 1
                         failures = 0
+                        raise_if_cancelled()
                 finally:  # closed here, in this loop, whatever ended it (cancel included)
                     await events.aclose()
                     await trigger.cleanup()
