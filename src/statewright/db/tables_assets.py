@@ -124,3 +124,14 @@ asset_watcher = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     UniqueConstraint("asset_id", "name"),
 )
+
+# Which run a TriggerDagRunOperator try created which run from (to refuse a loop of DAGs that
+# trigger each other).
+dag_run_trigger = Table(
+    "dag_run_trigger",
+    metadata,
+    Column("dag_run_id", Integer, ForeignKey("dag_run.id", ondelete="CASCADE"),
+           primary_key=True),
+    Column("parent_run_id", Integer, ForeignKey("dag_run.id", ondelete="CASCADE"),
+           nullable=False, index=True),
+)

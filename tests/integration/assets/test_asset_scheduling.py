@@ -222,3 +222,33 @@ def test_asset_or_time_schedule_runs_on_both(assets_harness: Callable) -> None:
     h.clock.advance(3 * 3600)  # past Wednesday 01:00
     h.loop()
     assert sorted(r.run_type for r in h.runs("both")) == ["asset_triggered", "scheduled"]
+
+
+def test_an_extra_that_is_not_json_fails_the_try_and_records_nothing(
+        assets_harness: Callable) -> None:
+    h = assets_harness()
+    with DAG("p", schedule=None) as dag:
+        @task(outlets=[A])
+        def write(outlet_events: Any = None) -> None:
+            outlet_events[A].extra = {"when": object()}
+        write()
+    h.sync(dag, consumer("c", [A]))
+    h.trigger("p")
+    h.loop()
+    (ti,) = h.tis("p")
+    assert ti.state == "failed" and "extra must be plain JSON data" in (ti.state_message or "")
+    assert h.events() == [] and h.runs("c") == []
+
+
+def test_only_an_alias_is_resolved_with_add(assets_harness: Callable) -> None:
+    h = assets_harness()
+    with DAG("p", schedule=None) as dag:
+        @task(outlets=[A])
+        def write(outlet_events: Any = None) -> None:
+            outlet_events[A].add(B)
+        write()
+    h.sync(dag)
+    h.trigger("p")
+    h.loop()
+    (ti,) = h.tis("p")
+    assert ti.state == "failed" and "only an AssetAlias is resolved" in (ti.state_message or "")

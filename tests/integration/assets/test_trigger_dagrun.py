@@ -145,3 +145,19 @@ def test_wait_for_completion_defers_until_the_target_ends(
     assert ti.state == ("failed" if fail else "success")
     if fail:
         assert "failed with failed state(s) ['failed']" in (ti.state_message or "")
+
+
+def test_a_loop_through_two_dags_is_refused(assets_harness: Callable) -> None:
+    h = assets_harness()
+    with DAG("ping", schedule=None) as ping:
+        TriggerDagRunOperator(task_id="to_pong", trigger_dag_id="pong")
+    with DAG("pong", schedule=None) as pong:
+        TriggerDagRunOperator(task_id="to_ping", trigger_dag_id="ping")
+    h.sync(ping, pong)
+    h.trigger("ping")
+    h.loop()
+    assert len(h.runs("ping")) == 1 and len(h.runs("pong")) == 1
+    (to_ping,) = h.tis("pong")
+    assert to_ping.state == "failed"
+    assert "loop of DAGs that trigger each other (ping -> pong -> ping)" in (
+        to_ping.state_message or "")

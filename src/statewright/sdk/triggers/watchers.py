@@ -24,7 +24,8 @@ from typing import Any
 
 from statewright.sdk.triggers.base import BaseTrigger, TriggerEvent, classpath_of
 
-__all__ = ["DirectoryFileTrigger", "FileDeleteTrigger", "RedisListTrigger", "RedisStreamTrigger"]
+__all__ = ["DirectoryFileTrigger", "FileDeleteTrigger", "RedisListTrigger", "RedisStreamTrigger",
+           "raise_if_cancelled"]
 
 PROCESSED = ".processed"
 
@@ -105,6 +106,22 @@ class DirectoryFileTrigger(BaseTrigger):
             await asyncio.sleep(self.poke_interval)
 
 
+def raise_if_cancelled() -> None:
+    """Re-raise a cancellation a client swallowed (the task is still marked as cancelling)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+async def _close(client: Any) -> None:
+    """Close a Redis client without waiting long on a connection cut mid-command (a cancelled
+    blocking read): its sockets are dropped after a second."""
+    try:
+        await asyncio.wait_for(client.aclose(), timeout=1.0)
+    except (TimeoutError, OSError):
+        await client.connection_pool.disconnect(inuse_connections=True)
+
+
 def _text(value: Any) -> Any:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
@@ -149,6 +166,7 @@ class RedisStreamTrigger(BaseTrigger):
                 reply = await client.xreadgroup(
                     self.group, self.consumer, {self.stream: position}, count=self.count,
                     block=None if position == "0" else int(self.block_seconds * 1000))
+                raise_if_cancelled()
                 messages = reply[0][1] if reply else []
                 if position == "0" and not messages:
                     position = ">"
@@ -160,7 +178,7 @@ class RedisStreamTrigger(BaseTrigger):
                 if messages:
                     await client.xack(self.stream, self.group, *[m for m, _ in messages])
         finally:
-            await client.aclose()
+            await _close(client)
 
 
 class RedisListTrigger(BaseTrigger):
@@ -185,7 +203,8 @@ class RedisListTrigger(BaseTrigger):
         try:
             while True:
                 item = await client.blpop([self.key], timeout=self.block_seconds)
+                raise_if_cancelled()
                 if item is not None:
                     yield TriggerEvent({"key": self.key, "value": _text(item[1])})
         finally:
-            await client.aclose()
+            await _close(client)

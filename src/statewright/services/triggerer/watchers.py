@@ -34,6 +34,7 @@ from statewright.db.repositories import jobs as job_repo
 from statewright.db.repositories.asset_events import NewAssetEvent, record
 from statewright.sdk import serde
 from statewright.sdk.triggers.base import import_trigger
+from statewright.sdk.triggers.watchers import raise_if_cancelled
 
 log = logging.getLogger("statewright.triggerer.watchers")
 TRIGGERER_JOB = "triggerer"
@@ -63,12 +64,19 @@ class _Item:
 
 
 async def _cancel_all() -> None:
-    """Cancel every watcher of this loop and wait until each has cleaned up."""
+    """Cancel every watcher of this loop and wait until each has cleaned up.
+
+    A client that turns a cancellation into a read timeout (``asyncio.timeout`` on Python 3.11
+    can) swallows it: the still running ones are cancelled again, for up to ten seconds."""
     me = asyncio.current_task()
-    tasks = [t for t in asyncio.all_tasks() if t is not me]
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    pending = {t for t in asyncio.all_tasks() if t is not me}
+    for _ in range(50):
+        if not pending:
+            return
+        for t in pending:
+            t.cancel()
+        _, pending = await asyncio.wait(pending, timeout=0.2)
+    log.error("%d asset watcher(s) did not stop when cancelled", len(pending))
 
 
 class WatcherSupervisor:
@@ -109,7 +117,10 @@ class WatcherSupervisor:
         self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
             self._thread.join(5)
-        self._loop.close()
+        try:  # async generators and clients left over finish in their own loop
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+        finally:
+            self._loop.close()
         self.write()
         if self.job_id is not None:
             with transaction(self.engine) as conn:
@@ -193,12 +204,15 @@ class WatcherSupervisor:
                 kwargs = serde.deserialize(decrypt_json(self.cipher, row.kwargs),
                                            path=f"kwargs of watcher {row.name}")
                 trigger = import_trigger(row.classpath, kwargs)
+                events = trigger.run()
                 try:
-                    async for event in trigger.run():
+                    async for event in events:
                         self._put(_Item(row.id, payload=event.to_data()))
                         fired += 1
                         failures = 0
-                finally:
+                        raise_if_cancelled()
+                finally:  # closed here, in this loop, whatever ended it (cancel included)
+                    await events.aclose()
                     await trigger.cleanup()
             except asyncio.CancelledError:
                 raise

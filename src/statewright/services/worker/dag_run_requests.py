@@ -3,7 +3,8 @@ that applies the try's outcome (success, or deferral to wait for the run).
 
 A target DAG that does not exist, or a run id that exists already, fails the try with the reason
 (``reset_dag_run``: the existing run is cleared and runs again; ``skip_when_already_exists``: the
-try is skipped instead). The target's own DAG is refused: a run triggering itself is a loop.
+try is skipped instead). A loop is refused: a run triggering its own DAG, or a DAG that
+triggered (directly or through other DAGs) the run asking.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from statewright.core.transitions import Actor
+from statewright.db.repositories import run_triggers as run_trigger_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.services.dag_runs import DagNotFound, trigger_dag
 
@@ -46,6 +48,11 @@ def _create(conn: Connection, r: Any, req: dict[str, Any], *, now: datetime,
     if dag_id == r.dag_id:
         return "fail_no_retry", (f"TriggerDagRunOperator would trigger its own DAG {dag_id!r}, "
                                  "a loop that never ends; nothing was triggered.")
+    chain = run_trigger_repo.lineage(conn, r.dag_run_id)
+    if dag_id in chain:
+        loop = " -> ".join([*reversed(chain[:chain.index(dag_id) + 1]), dag_id])
+        return "fail_no_retry", (f"TriggerDagRunOperator would close a loop of DAGs that "
+                                 f"trigger each other ({loop}); nothing was triggered.")
     if run_repo.get_by_run_id(conn, dag_id, run_id) is not None:
         if req.get("reset_dag_run"):
             from statewright.services.controls.cross_dag import clear_whole_run
@@ -59,8 +66,10 @@ def _create(conn: Connection, r: Any, req: dict[str, Any], *, now: datetime,
         return "failed", (f"DAG {dag_id!r} already has a run {run_id!r} (pass "
                           "reset_dag_run=True to clear it and run it again).")
     try:
-        trigger_dag(conn, dag_id, now=now, actor=actor, conf=req.get("conf") or {},
-                    run_id=run_id, logical_date=datetime.fromisoformat(req["logical_date"]))
+        pk, _ = trigger_dag(conn, dag_id, now=now, actor=actor, conf=req.get("conf") or {},
+                            run_id=run_id,
+                            logical_date=datetime.fromisoformat(req["logical_date"]))
     except DagNotFound as exc:
         return "failed", f"TriggerDagRunOperator: {exc}"
+    run_trigger_repo.record(conn, pk, r.dag_run_id)
     return None

@@ -117,9 +117,26 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('dag_run_asset_event', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_dag_run_asset_event_dag_run_id'), ['dag_run_id'], unique=False)
+    _add_dag_run_trigger()
+
+
+def _add_dag_run_trigger() -> None:
+    op.create_table('dag_run_trigger',
+    sa.Column('dag_run_id', sa.Integer(), nullable=False),
+    sa.Column('parent_run_id', sa.Integer(), nullable=False),
+    sa.ForeignKeyConstraint(['dag_run_id'], ['dag_run.id'], name=op.f('fk_dag_run_trigger_dag_run_id_dag_run'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['parent_run_id'], ['dag_run.id'], name=op.f('fk_dag_run_trigger_parent_run_id_dag_run'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('dag_run_id', name=op.f('pk_dag_run_trigger'))
+    )
+    with op.batch_alter_table('dag_run_trigger', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_dag_run_trigger_parent_run_id'), ['parent_run_id'], unique=False)
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('dag_run_trigger', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_dag_run_trigger_parent_run_id'))
+
+    op.drop_table('dag_run_trigger')
     with op.batch_alter_table('dag_run_asset_event', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_dag_run_asset_event_dag_run_id'))
 
