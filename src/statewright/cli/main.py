@@ -285,10 +285,12 @@ def tasks_history(app: App, run_id: str, task_id: str, dag_id: str | None,
                 f"`statewright tasks states {run_id}` lists them.")
         rows = sorted((r for t in tis for r in transitions_log.for_task_instance(conn, t.id)),
                       key=lambda r: r.id)
-    table = Table("at", "map_index", "from", "to", "name", "actor", "try", "message")
+    mapped = any(r.map_index is not None and r.map_index >= 0 for r in rows)
+    table = Table("at", *(["map_index"] if mapped else []), "from", "to", "name", "actor", "try",
+                  "message")
     for r in rows:
-        index = "" if r.map_index is None or r.map_index < 0 else str(r.map_index)
-        table.add_row(r.at.strftime("%H:%M:%S.%f")[:-3], index, r.from_state or "(created)",
+        index = [str(r.map_index)] if mapped else []  # the column only for a mapped task
+        table.add_row(r.at.strftime("%H:%M:%S.%f")[:-3], *index, r.from_state or "(created)",
                       r.to_state, r.name, r.actor, str(r.try_number), (r.message or "")[:70])
     console.print(table)
 

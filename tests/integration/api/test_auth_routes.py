@@ -15,7 +15,7 @@ from statewright.api import create_app
 from statewright.config import Settings
 from statewright.core.auth import Permission, Role, allows, permission_for_method
 
-_SAMPLE = {"try_number": "1", "token_id": "999999"}
+_SAMPLE = {"try_number": "1", "token_id": "999999", "map_index": "0"}
 
 
 def _operations(doc: dict[str, Any]) -> list[tuple[str, str, Permission]]:

@@ -24,9 +24,11 @@ A, B = Asset("s3://b/a"), Asset(name="b", uri="s3://b/b")
 
 
 @pytest.fixture
-def client(engine: Engine, tmp_path: Path) -> Iterator[TestClient]:
+def client(engine: Engine, tmp_path: Path,
+           auth_headers: Callable[..., dict[str, str]]) -> Iterator[TestClient]:
     settings = load_settings({"STATEWRIGHT_HOME": str(tmp_path / "home")})
-    with TestClient(create_app(engine=engine, settings=settings)) as c:
+    with TestClient(create_app(engine=engine, settings=settings),
+                    headers=auth_headers(engine, "operator", "operator")) as c:
         yield c
 
 

@@ -4,6 +4,7 @@ imports prefect, under the switch), `flows list`, the grid and the history."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -48,8 +49,9 @@ def test_flows_run_refuses_a_bad_entrypoint(engine: Engine, tmp_path: Path) -> N
     assert "path/to/file.py:function" in res.output
 
 
-def test_a_flow_run_is_in_the_grid_and_its_history_in_the_api(engine: Engine, recorded: object,
-                                                               tmp_path: Path) -> None:
+def test_a_flow_run_is_in_the_grid_and_its_history_in_the_api(
+        engine: Engine, recorded: object, tmp_path: Path,
+        auth_headers: Callable[..., dict[str, str]]) -> None:
     from statewright.flows import flow, task
 
     @task
@@ -63,7 +65,8 @@ def test_a_flow_run_is_in_the_grid_and_its_history_in_the_api(engine: Engine, re
     shown()
     settings = load_settings({"STATEWRIGHT_HOME": str(tmp_path / "home"),
                               "STATEWRIGHT_LOGS_FOLDER": str(tmp_path / "logs")})
-    with TestClient(create_app(engine=engine, settings=settings)) as client:
+    with TestClient(create_app(engine=engine, settings=settings),
+                    headers=auth_headers(engine, "viewer", "viewer")) as client:
         grid = client.get("/api/v1/dags/shown/grid").json()
         assert [row["task_id"] for row in grid["rows"]] == ["step-0", "step-1"]
         (run,) = grid["dag_runs"]

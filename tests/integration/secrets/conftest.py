@@ -18,7 +18,10 @@ def fernet_key() -> str:
 
 
 @pytest.fixture
-def cipher(fernet_key: str) -> Iterator[MultiFernet]:
+def cipher(fernet_key: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[MultiFernet]:
+    # The key of every process of the test, as a deployment gives it (DAG-import children
+    # started from the environment read it there).
+    monkeypatch.setenv("STATEWRIGHT_FERNET_KEY", fernet_key)
     before = installed_cipher()
     c = load_fernet(fernet_key)
     install_cipher(c)

@@ -4,6 +4,7 @@ holds no database session), masking in the task's log, an unknown conn_id, Varia
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.fernet import MultiFernet
@@ -64,7 +65,8 @@ def test_a_dag_reads_connections_and_variables_and_logs_no_secret(
 
 
 def test_xcom_is_shown_masked_while_downstream_reads_the_real_value(
-        engine: Engine, cipher: MultiFernet, tmp_path: Path) -> None:
+        engine: Engine, cipher: MultiFernet, tmp_path: Path,
+        auth_headers: Callable[..., dict[str, str]]) -> None:
     from fastapi.testclient import TestClient
     from sqlalchemy import select
 
@@ -92,7 +94,8 @@ def test_xcom_is_shown_masked_while_downstream_reads_the_real_value(
     assert result.ti("consume").return_value is True  # the stored value is unchanged
     masking.reset_masks()  # as in a fresh API server process
     settings = load_settings({"STATEWRIGHT_HOME": str(tmp_path / "home")})
-    with TestClient(create_app(engine=engine, settings=settings)) as client:
+    with TestClient(create_app(engine=engine, settings=settings),
+                    headers=auth_headers(engine, "viewer", "viewer")) as client:
         shown = client.get(f"/api/v1/dags/shows_values/dagRuns/{result.run_id}/taskInstances/"
                            "produce/xcomEntries")
     assert shown.status_code == 200, shown.text

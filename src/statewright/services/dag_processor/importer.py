@@ -346,7 +346,7 @@ def _switches() -> tuple[str | None, ...]:
     return tuple(os.environ.get(name) for name in _SWITCHES)
 
 
-_SWITCHES = ("STATEWRIGHT_AIRFLOW_COMPAT",)
+_SWITCHES = ("STATEWRIGHT_AIRFLOW_COMPAT", "STATEWRIGHT_FERNET_KEY")
 _servers: dict[str | None, ImportServer] = {}
 _servers_lock = threading.Lock()
 
