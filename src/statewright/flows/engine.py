@@ -271,6 +271,8 @@ def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
             return state
     while True:
         ctx.running_task_runs[run.id] = run.run_count
+        if ctx.log_files is not None:
+            ctx.log_files.try_started(run.id, run.name, run.run_count)
         run.state = Retrying() if run.run_count > 1 else _running()
         run_hooks(task.on_running_hooks, task, run, run.state, "on_running",
                   hook_noter(ctx, "task", run.id))
