@@ -30,6 +30,7 @@ from statewright.flows.serving import ADOPT_ENV
 from statewright.flows.states import (
     Crashed,
     Failed,
+    Running,
     State,
     StateType,
     UnknownStateType,
@@ -117,7 +118,7 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
 def _attempts(ctx: FlowRunContext, params: dict[str, Any]) -> State:
     flow, run = ctx.flow, ctx.flow_run
     while True:
-        run.state = _running()
+        run.state = Running()
         run_hooks(flow.on_running_hooks, flow, run, run.state, "on_running",
                   hook_noter(ctx, "flow", run.id))
         try:
@@ -156,12 +157,6 @@ def _futures_to_states(value: Any) -> Any:
     if type(value) is dict and any(isinstance(v, TaskRunFuture) for v in value.values()):
         return {k: _futures_to_states(v) for k, v in value.items()}
     return value
-
-
-def _running() -> State:
-    from statewright.flows.states import Running
-
-    return Running()
 
 
 def _finish(ctx: FlowRunContext, state: State) -> None:
