@@ -66,6 +66,7 @@ def test_a_flow_run_is_in_the_grid_and_its_history_in_the_api(engine: Engine, re
     with TestClient(create_app(engine=engine, settings=settings)) as client:
         grid = client.get("/api/v1/dags/shown/grid").json()
         assert [row["task_id"] for row in grid["rows"]] == ["step-0", "step-1"]
+        assert all(row["in_dag"] for row in grid["rows"])  # not "no longer in the DAG"
         (run,) = grid["dag_runs"]
         assert run["state_name"] == "Completed"
         history = client.get(f"/api/v1/dags/shown/dagRuns/{run['dag_run_id']}/history").json()
