@@ -328,6 +328,7 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
     runs = list(reversed(runs))  # columns: oldest to newest
     column = {r.id: i for i, r in enumerate(runs)}
     ser_tasks = (row.serialized or {}).get("tasks", [])
+    is_flow = (row.serialized or {}).get("kind") == "flow"  # its task runs unfold as it runs
     rows: dict[str, s.GridRow] = {
         t["task_id"]: s.GridRow(task_id=t["task_id"], operator=t.get("operator"),
                                 is_mapped="expand_input" in t,
@@ -341,7 +342,7 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
     for c in browse.grid_cells(conn, list(column)):
         grid_row = rows.get(c.task_id)
         if grid_row is None:
-            grid_row = rows[c.task_id] = s.GridRow(task_id=c.task_id, in_dag=False,
+            grid_row = rows[c.task_id] = s.GridRow(task_id=c.task_id, in_dag=is_flow,
                                                    instances=[None] * len(runs))
         if grid_row.is_mapped or c.map_index >= 0:
             grid_row.is_mapped = True

@@ -36,6 +36,8 @@ class FlowRunHandle:
     run_pk: int
     run_id: str
     flow_name: str
+    log_template: str | None = None
+    """Where a task run's try logs: ``{task_id}`` and ``{try_number}`` to fill in."""
 
 
 @dataclass(frozen=True)

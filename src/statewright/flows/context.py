@@ -18,6 +18,7 @@ from statewright.flows.backend import Backend, FlowRunHandle
 
 if TYPE_CHECKING:
     from statewright.flows.flows import Flow
+    from statewright.flows.run_logs import TaskRunLogFiles
     from statewright.flows.states import State
     from statewright.flows.tasks import Task
 
@@ -64,6 +65,7 @@ class FlowRunContext:
     log_prints: bool = False
     pid: int | None = None
     hostname: str | None = None
+    log_files: TaskRunLogFiles | None = None
     _keys: defaultdict[str, itertools.count[int]] = field(
         default_factory=lambda: defaultdict(itertools.count)
     )

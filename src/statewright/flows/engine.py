@@ -37,6 +37,7 @@ from statewright.flows.states import (
     Pending,
     Retrying,
     RolledBack,
+    Running,
     State,
     StateType,
     UnknownStateType,
@@ -271,7 +272,9 @@ def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
             return state
     while True:
         ctx.running_task_runs[run.id] = run.run_count
-        run.state = Retrying() if run.run_count > 1 else _running()
+        if ctx.log_files is not None:
+            ctx.log_files.try_started(run.id, run.name, run.run_count)
+        run.state = Retrying() if run.run_count > 1 else Running()
         run_hooks(task.on_running_hooks, task, run, run.state, "on_running",
                   hook_noter(ctx, "task", run.id))
         state, exc = _call(task, tctx)
@@ -281,18 +284,15 @@ def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
         _persist(ctx, run, state, "running")
         if state.is_completed() and key is not None:
             ok, stored = json_value(state.data)
-            if ok:
+            if not ok:
+                log.warning("task run %r: its result is not a JSON value; it is not cached",
+                            run.name)
+            else:
                 expires = (datetime.now(UTC) + task.cache_expiration
                            if task.cache_expiration else None)
                 ctx.backend.cache_put(CacheEntry(ctx.flow.name, task.task_key, key, stored,
                                                  expires, ctx.handle.run_id, run.run_count))
         return state
-
-
-def _running() -> State:
-    from statewright.flows.states import Running
-
-    return Running()
 
 
 def _call(task: Task[..., Any], tctx: TaskRunContext) -> tuple[State, BaseException | None]:

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from statewright.flows import run_logs
 from statewright.flows.backend import Backend, Change, FlowRunStart, TaskRunStart
 from statewright.flows.context import FlowRun, FlowRunContext, flow_run_ctx, prints_logged
 from statewright.flows.engine import CRASHES, TerminationSignal, crash_running, hook_noter
@@ -29,6 +30,7 @@ from statewright.flows.serving import ADOPT_ENV
 from statewright.flows.states import (
     Crashed,
     Failed,
+    Running,
     State,
     StateType,
     UnknownStateType,
@@ -91,7 +93,8 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
     executor = ThreadPoolExecutor(max_workers=_max_workers(flow),
                                   thread_name_prefix=f"flow-{flow.name}")
     ctx = FlowRunContext(flow, run, handle, backend, executor, time.sleep, log_prints,
-                         pid=os.getpid(), hostname=HOSTNAME)
+                         pid=os.getpid(), hostname=HOSTNAME,
+                         log_files=run_logs.attach(handle.log_template))
     token = flow_run_ctx.set(ctx)
     try:
         with prints_logged(), _signals_as_crashes():
@@ -103,6 +106,7 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
     finally:
         flow_run_ctx.reset(token)
         executor.shutdown(wait=False)
+        run_logs.detach(ctx.log_files)
         shutdown = getattr(flow.task_runner, "shutdown", None)
         if shutdown is not None:
             shutdown()
@@ -114,7 +118,7 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
 def _attempts(ctx: FlowRunContext, params: dict[str, Any]) -> State:
     flow, run = ctx.flow, ctx.flow_run
     while True:
-        run.state = _running()
+        run.state = Running()
         run_hooks(flow.on_running_hooks, flow, run, run.state, "on_running",
                   hook_noter(ctx, "flow", run.id))
         try:
@@ -153,12 +157,6 @@ def _futures_to_states(value: Any) -> Any:
     if type(value) is dict and any(isinstance(v, TaskRunFuture) for v in value.values()):
         return {k: _futures_to_states(v) for k, v in value.items()}
     return value
-
-
-def _running() -> State:
-    from statewright.flows.states import Running
-
-    return Running()
 
 
 def _finish(ctx: FlowRunContext, state: State) -> None:

@@ -76,12 +76,18 @@ def serve_flow(flow: Flow[..., Any], *, name: str | None, cron: str | None,
                                parameters=parameters, description=description, tags=tags,
                                paused=paused)
     backend = open_backend()
+    started: list[subprocess.Popen[bytes]] = []
+
+    def launch(cmd: list[str], env: dict[str, str]) -> None:
+        started.append(subprocess.Popen(cmd, env=env))
+
     try:
         backend.register_deployment(deployment)
         log.info("serving %s (%s); waiting for its scheduled runs", deployment.name,
                  deployment.cron or f"every {deployment.interval_seconds}s")
         while True:
-            start_queued_runs(backend, deployment)
+            start_queued_runs(backend, deployment, launch)
+            started[:] = [p for p in started if p.poll() is None]  # finished ones reaped
             time.sleep(poll_seconds)
     except KeyboardInterrupt:
         log.info("stopped serving %s", deployment.name)

@@ -75,3 +75,33 @@ def test_a_signalled_flow_process_ends_crashed(engine: Engine, tmp_path: Path,
     assert run.state_name == "Crashed"
     assert run_history(engine)[-1] == ("failed", "Crashed")
     assert task_history(engine, "slow-0") == ["Pending", "Running", "Crashed"]
+
+
+def test_a_database_without_the_schema_is_a_clear_error_before_the_flow_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from statewright.flows import flow
+    from statewright.flows.remote import RecorderError
+
+    ran: list[int] = []
+
+    @flow
+    def never() -> None:
+        ran.append(1)
+
+    monkeypatch.setenv("STATEWRIGHT_DATABASE_URL", f"sqlite:///{tmp_path / 'empty.db'}")
+    monkeypatch.setenv("STATEWRIGHT_FLOWS_BACKEND", "recorder")
+    with pytest.raises(RecorderError, match="statewright db migrate"):
+        never()
+    assert ran == []
+
+
+def test_an_unknown_backend_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from statewright.flows import flow
+
+    @flow
+    def never() -> None:
+        return None
+
+    monkeypatch.setenv("STATEWRIGHT_FLOWS_BACKEND", "postgres")
+    with pytest.raises(ValueError, match="'postgres' is not a backend"):
+        never()

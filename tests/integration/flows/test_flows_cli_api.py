@@ -69,9 +69,45 @@ def test_a_flow_run_is_in_the_grid_and_its_history_in_the_api(
                     headers=auth_headers(engine, "viewer", "viewer")) as client:
         grid = client.get("/api/v1/dags/shown/grid").json()
         assert [row["task_id"] for row in grid["rows"]] == ["step-0", "step-1"]
+        assert all(row["in_dag"] for row in grid["rows"])  # not "no longer in the DAG"
         (run,) = grid["dag_runs"]
         assert run["state_name"] == "Completed"
         history = client.get(f"/api/v1/dags/shown/dagRuns/{run['dag_run_id']}/history").json()
         names = [(h["task_id"], h["name"]) for h in history["transitions"]]
         assert names[:2] == [(None, "Pending"), (None, "Running")]
         assert ("step-0", "Completed") in names and names[-1] == (None, "Completed")
+
+
+def test_a_task_runs_logs_are_read_per_try_in_the_api(engine: Engine, tmp_path: Path) -> None:
+    from statewright.flows import flow, get_run_logger, task, use_backend
+    from statewright.services.flows.recorder import DbBackend
+
+    settings = load_settings({"STATEWRIGHT_HOME": str(tmp_path / "home"),
+                              "STATEWRIGHT_LOGS_FOLDER": str(tmp_path / "logs")})
+    use_backend(lambda: DbBackend(engine, logs_folder=settings.logs_folder))
+    tries: list[int] = []
+
+    @task(retries=1, log_prints=True)
+    def talk() -> str:
+        tries.append(1)
+        get_run_logger().info("try %d speaking", len(tries))
+        if len(tries) == 1:
+            raise ValueError("again")
+        print("printed on the second try")
+        return "ok"
+
+    @flow
+    def chatty() -> str:
+        return talk()
+
+    try:
+        assert chatty() == "ok"
+    finally:
+        use_backend(None)
+    (run,) = runs(engine)
+    url = f"/api/v1/dags/chatty/dagRuns/{run.run_id}/taskInstances/talk-0/logs"
+    with TestClient(create_app(engine=engine, settings=settings)) as client:
+        first = client.get(f"{url}/1").json()["content"]
+        second = client.get(f"{url}/2").json()["content"]
+    assert "try 1 speaking" in first and "printed" not in first
+    assert "try 2 speaking" in second and "printed on the second try" in second

@@ -69,3 +69,22 @@ def test_a_bad_cron_is_refused_when_registered(engine: Engine, recorded: DbBacke
                                parameters=None, description=None, tags=None, paused=False)
     with pytest.raises(Exception, match="cron"):
         recorded.register_deployment(deployment)
+
+
+def test_serve_registers_the_schedule_and_serves_until_interrupted(
+        engine: Engine, recorded: DbBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    from statewright.db.repositories import dags as dag_repo
+    from statewright.db.repositories import flows as flow_repo
+
+    def interrupt(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("statewright.flows.serving.time.sleep", interrupt)
+    nightly.serve("nightly-cron", cron="0 3 * * *", parameters={"greeting": "hey"})
+    with read_snapshot(engine) as conn:
+        row = dag_repo.get_dag(conn, "nightly")
+        deployment = flow_repo.deployment_of(conn, "nightly")
+    assert (row.kind, row.schedule_summary, row.is_paused) == ("flow", "0 3 * * *", False)
+    assert row.next_dagrun_create_after is not None
+    assert (deployment.name, deployment.parameters) == ("nightly-cron", {"greeting": "hey"})
+    assert deployment.entrypoint.endswith("test_serve.py:nightly")

@@ -17,6 +17,7 @@ import threading
 import uuid
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
@@ -39,6 +40,7 @@ from statewright.flows.backend import (
     TaskRunStart,
 )
 from statewright.services.flows.deployments import register_deployment
+from statewright.services.worker.workload import log_path_for
 
 ACTOR = Actor.WORKER
 _READS = frozenset({"flow_run_state", "cache_get", "queued_runs"})
@@ -62,8 +64,10 @@ def _name(name: str) -> StateName:
 class DbBackend(RequestBackend):
     """The flow engine's backend over the database (one transaction per request)."""
 
-    def __init__(self, engine: Engine, *, recorder_pid: int | None = None) -> None:
+    def __init__(self, engine: Engine, *, recorder_pid: int | None = None,
+                 logs_folder: Path | None = None) -> None:
         self.engine = engine
+        self.logs_folder = logs_folder
         self.recorder_pid = recorder_pid
         self.open_runs: set[int] = set()
         self._runs: dict[int, tuple[str, str]] = {}
@@ -144,7 +148,9 @@ class DbBackend(RequestBackend):
         with self._lock:
             self.open_runs.add(pk)
             self._runs[pk] = (req.flow_name, run_id)
-        return FlowRunHandle(pk, run_id, req.flow_name)
+        template = log_path_for(self.logs_folder, req.flow_name, run_id, "{task_id}",
+                                "{try_number}")  # type: ignore[arg-type]
+        return FlowRunHandle(pk, run_id, req.flow_name, template)
 
     def _start_task_run(self, conn: Any, req: TaskRunStart, now: datetime) -> int:
         dag_id, run_id = self._run_keys(conn, req.run_pk)
@@ -296,7 +302,7 @@ def main(argv: list[str]) -> int:
                          "`statewright db migrate` (or set STATEWRIGHT_DATABASE_URL), or set "
                          "STATEWRIGHT_FLOWS_BACKEND=memory to run without recording."))
         return 1
-    backend = DbBackend(engine, recorder_pid=os.getpid())
+    backend = DbBackend(engine, recorder_pid=os.getpid(), logs_folder=settings.logs_folder)
     stop = threading.Event()
     interval = float(os.environ.get("STATEWRIGHT_FLOWS_HEARTBEAT_SECONDS", "5"))
 
