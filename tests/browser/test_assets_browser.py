@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from ui_harness import UiServer, serving
+from ui_harness import UiServer, add_user, serving
 
 from conftest import _chromium_or_skip
 from statewright.config import load_settings
@@ -50,8 +50,9 @@ def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
             mtime=0.0, size=0, content_hash="x")
     producer.test(engine=engine)
     AssetRunCreation().create_runs(engine, datetime.now(UTC))
+    headers = add_user(engine, "admin", "admin")
     with serving(engine, settings) as url:
-        yield UiServer(url, engine, "")
+        yield UiServer(url, engine, "", headers)
     engine.dispose()
 
 
@@ -73,7 +74,8 @@ def test_the_asset_graph_and_tables(page: Any, ui_server: UiServer,
 
 
 def test_a_run_page_shows_its_triggering_events(page: Any, ui_server: UiServer) -> None:
-    runs = httpx.get(ui_server.url + "/api/v1/dags/consumer/dagRuns").json()["dag_runs"]
+    runs = httpx.get(ui_server.url + "/api/v1/dags/consumer/dagRuns",
+                     headers=ui_server.headers).json()["dag_runs"]
     (run,) = runs
     assert run["run_type"] == "asset_triggered"
     page.goto(f"{ui_server.url}/dags/consumer/runs/{quote(run['dag_run_id'], safe='')}")

@@ -72,13 +72,14 @@ def test_trigger_form_from_params(page: Any, ui_server: UiServer) -> None:
     page.click("#trigger-submit")
     page.locator("#param-days-error").filter(has_text="is not of type 'integer'").wait_for()
     assert "param 'days'" in page.inner_text("#trigger-error")
-    assert httpx.get(ui_server.url + "/api/v1/dags/reports/dagRuns/from_the_form"
-                     ).status_code == 404
+    assert httpx.get(ui_server.url + "/api/v1/dags/reports/dagRuns/from_the_form",
+                     headers=ui_server.headers).status_code == 404
 
     page.fill("#trigger-conf", json.dumps(conf))
     page.click("#trigger-submit")
     page.locator("#toast.show").wait_for()
-    run = httpx.get(ui_server.url + "/api/v1/dags/reports/dagRuns/from_the_form").json()
+    run = httpx.get(ui_server.url + "/api/v1/dags/reports/dagRuns/from_the_form",
+                    headers=ui_server.headers).json()
     assert run["conf"] == conf
 
 

@@ -25,7 +25,8 @@ def test_add_a_connection_and_never_see_its_password(page: Any, ui_server: UiSer
     row.wait_for()
     assert "<b>db.example.org</b>" in row.inner_text()  # shown as text, not as markup
     assert "***" in row.inner_text() and PASSWORD not in page.content()
-    stored = httpx.get(ui_server.url + "/api/v1/connections/warehouse").json()
+    stored = httpx.get(ui_server.url + "/api/v1/connections/warehouse",
+                       headers=ui_server.headers).json()
     assert stored["has_password"] is True and stored["port"] == 5432
 
     # saving again without a password keeps the stored one
@@ -35,7 +36,8 @@ def test_add_a_connection_and_never_see_its_password(page: Any, ui_server: UiSer
     form.locator("input[name=host]").fill("other.example.org")
     with page.expect_navigation():
         form.locator("button[type=submit]").click()
-    again = httpx.get(ui_server.url + "/api/v1/connections/warehouse").json()
+    again = httpx.get(ui_server.url + "/api/v1/connections/warehouse",
+                      headers=ui_server.headers).json()
     assert again["host"] == "other.example.org" and again["has_password"] is True
 
     # bad input is shown as the API's message, nothing stored
@@ -46,12 +48,14 @@ def test_add_a_connection_and_never_see_its_password(page: Any, ui_server: UiSer
     form.locator("button[type=submit]").click()
     error = form.locator(".form-error")
     error.filter(has_text="extra is not valid JSON").wait_for()
-    assert httpx.get(ui_server.url + "/api/v1/connections/broken").status_code == 404
+    assert httpx.get(ui_server.url + "/api/v1/connections/broken",
+                     headers=ui_server.headers).status_code == 404
 
     page.on("dialog", lambda dialog: dialog.accept())
     with page.expect_navigation():
         page.locator("button.delete-connection[data-id='warehouse']").click()
-    assert httpx.get(ui_server.url + "/api/v1/connections/warehouse").status_code == 404
+    assert httpx.get(ui_server.url + "/api/v1/connections/warehouse",
+                     headers=ui_server.headers).status_code == 404
 
 
 def test_set_variables_sensitive_ones_are_masked(page: Any, ui_server: UiServer) -> None:

@@ -4,9 +4,12 @@
   "use strict";
 
   async function send(method, url, body) {
+    const headers = { "Content-Type": "application/json" };
+    const csrf = document.querySelector('meta[name="csrf-token"]');
+    if (csrf && csrf.content && method !== "GET") headers["X-CSRF-Token"] = csrf.content;
     const response = await fetch(url, {
       method: method,
-      headers: { "Content-Type": "application/json" },
+      headers: headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (!response.ok) {
