@@ -30,8 +30,10 @@ from sql_dag import check_outcome, dag_text, seed_targets
 
 
 @pytest.fixture
-def sql_deployment(engine: Engine, tmp_path: Path) -> Iterator[tuple[Deployment, str]]:
+def sql_deployment(engine: Engine, tmp_path: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Deployment, str]]:
     _reachable(BROKERS["redis"])
+    monkeypatch.setenv("STATEWRIGHT_FERNET_KEY", FERNET_KEY)  # the DAG processor's key too
     before = installed_cipher()
     cipher = load_fernet(FERNET_KEY)  # the workers' key
     install_cipher(cipher)

@@ -78,7 +78,8 @@ def test_a_flow_run_is_in_the_grid_and_its_history_in_the_api(
         assert ("step-0", "Completed") in names and names[-1] == (None, "Completed")
 
 
-def test_a_task_runs_logs_are_read_per_try_in_the_api(engine: Engine, tmp_path: Path) -> None:
+def test_a_task_runs_logs_are_read_per_try_in_the_api(
+        engine: Engine, tmp_path: Path, auth_headers: Callable[..., dict[str, str]]) -> None:
     from statewright.flows import flow, get_run_logger, task, use_backend
     from statewright.services.flows.recorder import DbBackend
 
@@ -106,7 +107,8 @@ def test_a_task_runs_logs_are_read_per_try_in_the_api(engine: Engine, tmp_path: 
         use_backend(None)
     (run,) = runs(engine)
     url = f"/api/v1/dags/chatty/dagRuns/{run.run_id}/taskInstances/talk-0/logs"
-    with TestClient(create_app(engine=engine, settings=settings)) as client:
+    with TestClient(create_app(engine=engine, settings=settings),
+                    headers=auth_headers(engine, "viewer", "viewer")) as client:
         first = client.get(f"{url}/1").json()["content"]
         second = client.get(f"{url}/2").json()["content"]
     assert "try 1 speaking" in first and "printed" not in first
