@@ -361,7 +361,7 @@ class Scheduler:
         if to_expand:
             changed += expand(conn, w.run_pk, nodes, to_expand, states=states,
                               max_map_length=self.config.max_map_length, actor=ACTOR, now=now)
-            changed += settle_in_group(conn, w.run_pk, nodes, to_expand, states=states,
+            changed += settle_in_group(conn, nodes, to_expand, states=states,
                                        actor=ACTOR, now=now)
 
         # The run's state, from its leaves (teardowns ignored unless on_failure_fail_dagrun).
