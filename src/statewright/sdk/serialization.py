@@ -57,7 +57,7 @@ def serialize_task_groups(dag: DAG) -> list[dict[str, Any]]:
             "prefix_group_id": group.prefix_group_id,
             "ui_color": group.ui_color,
             "ui_fgcolor": group.ui_fgcolor,
-            "is_mapped": group.is_mapped,
+            **({"is_mapped": True} if group.is_mapped else {}),
         }
         for group in dag.task_group.iter_groups()
     ]
