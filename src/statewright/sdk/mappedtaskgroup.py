@@ -8,8 +8,9 @@ index when a task instance runs. Instance ``i`` of a task in the group depends o
 ``i`` of its upstream in the same group (the scheduler's ``RunNodes.upstream``); a task outside
 the group sees every instance.
 
-Nested mapping is refused: a task inside a mapped group cannot itself be ``.expand()``-ed, and a
-mapped group cannot be nested in another mapped group.
+Refused with a clear error: a task inside a mapped group that is itself ``.expand()``-ed, a mapped
+group nested in another mapped group, and a branch or short-circuit task inside a mapped group
+(its skips would have to apply to one map index only).
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ class MappedTaskGroup(TaskGroup):
                 f"{self.group_id!r}; a task in a mapped group is already mapped by the group, "
                 "so nested mapping is not supported: pass the values to the group's expand() "
                 "instead.")
+        from statewright.sdk.branch import SkipMixin
+
+        if isinstance(task, SkipMixin):
+            raise DagDefinitionError(
+                f"task {task.task_id!r} skips downstream tasks (a branch or short-circuit) "
+                f"inside mapped task group {self.group_id!r}; skipping per map index is not "
+                "supported yet: branch before the group, or map the tasks one by one.")
         task.__dict__["is_mapped"] = True
         task.__dict__["expand_input"] = self.expand_input
         task.__dict__["mapped_task_group"] = self

@@ -139,3 +139,42 @@ def test_partial_and_expand_kwargs_give_fixed_and_per_instance_arguments(
     assert result.state.value == "success", result.states
     assert result.ti("collect").return_value == ["1-2", "3-4"]
     assert result.ti("literal").return_value == ["5+6"]
+
+
+def test_the_airflow_docs_mapped_task_group_examples(engine: Engine) -> None:
+    with DAG("mg_docs", schedule=None) as dag:
+        @task
+        def convert_to_yaml(filename: str) -> str:
+            return filename.replace(".json", ".yaml")
+
+        @task
+        def replace_defaults(converted: str) -> str:
+            return f"final/{converted}"
+
+        @task_group
+        def file_transforms(filename: str) -> Any:
+            converted = convert_to_yaml(filename)
+            return replace_defaults(converted)
+
+        file_transforms.expand(filename=["data1.json", "data2.json"])
+
+        @task_group(group_id="group1")
+        def tg1(my_num: int) -> None:
+            @task
+            def print_num(num: int) -> int:
+                return num
+
+            @task
+            def add_42(num: int) -> int:
+                return num + 42
+
+            print_num(my_num) >> add_42(my_num)
+
+        tg1.expand(my_num=[19, 23])
+    result = dag.test(engine=engine)
+    assert result.state.value == "success", result.states
+    assert {m: ti.return_value for m, ti in
+            _mapped(result, "file_transforms.replace_defaults").items()} == {
+        0: "final/data1.yaml", 1: "final/data2.yaml"}
+    assert {m: ti.return_value for m, ti in _mapped(result, "group1.add_42").items()} == {
+        0: 61, 1: 65}

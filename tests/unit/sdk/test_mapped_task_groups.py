@@ -146,3 +146,17 @@ def test_a_groups_argument_cannot_be_indexed_or_transformed() -> None:
 
     with DAG("d", schedule=None):
         group.expand(x=[{"key": 1}])
+
+
+def test_a_branch_inside_a_mapped_group_is_refused() -> None:
+    @task_group
+    def group(x: str) -> None:
+        @task.branch
+        def choose(value: str) -> str:
+            return "group.a"
+
+        choose(x) >> EmptyOperator(task_id="a")
+
+    with DAG("d", schedule=None), pytest.raises(DagDefinitionError,
+                                                match="skipping per map index"):
+        group.expand(x=["a"])
