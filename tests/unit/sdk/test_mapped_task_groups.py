@@ -117,7 +117,8 @@ def test_a_task_expanded_inside_a_mapped_group_is_refused() -> None:
     def operators(x: int) -> None:
         BashOperator.partial(task_id="echo").expand(bash_command=["a"])
 
-    with DAG("d2", schedule=None), pytest.raises(DagDefinitionError, match="task 'operators.echo'"):
+    with DAG("d2", schedule=None), pytest.raises(DagDefinitionError,
+                                                 match=r"task 'operators\.echo'"):
         operators.expand(x=[1])
 
 
