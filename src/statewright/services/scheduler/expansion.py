@@ -90,9 +90,11 @@ class RunNodes:
         found: list[str] = []
         for up in upstream:
             up_task = self.view.tasks.get(up)
-            labels = self.of_task.get(up, [])
             if up_task is not None and up_task.mapped_task_group == group:
-                labels = [m for m in labels if self.rows[m].map_index in (index, UNMAPPED)]
+                labels = [m for m in {ti_label(up, index), ti_label(up, UNMAPPED)}
+                          if m in self.rows]
+            else:
+                labels = self.of_task.get(up, [])
             found.extend(m for m in labels if counted(m))
         return tuple(found)
 
