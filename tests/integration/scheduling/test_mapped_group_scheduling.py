@@ -38,7 +38,8 @@ def _finish(h: Any, *keys: tuple[str, int]) -> None:
     h.executor._finish(ids)
 
 
-def test_an_instance_runs_when_its_own_upstream_instance_is_done(harness: Any) -> None:
+def _started(harness: Any) -> Any:
+    """A harness with one run of the DAG triggered and scheduled; what is queued is held."""
     from statewright.core.transitions import Actor
     from statewright.db.engine import transaction
     from statewright.services.dag_runs import trigger_dag
@@ -49,6 +50,11 @@ def test_an_instance_runs_when_its_own_upstream_instance_is_done(harness: Any) -
     with transaction(h.engine) as conn:
         trigger_dag(conn, "mg_sched", now=h.clock(), actor=Actor.USER, run_id="a")
     h.loop()
+    return h
+
+
+def test_an_instance_runs_when_its_own_upstream_instance_is_done(harness: Any) -> None:
+    h = _started(harness)
     states = {k: t.state for k, t in _tis(h).items()}
     assert states == {("group.first", 0): "queued", ("group.first", 1): "queued",
                       ("group.first", 2): "queued", ("group.second", -1): "none"}
@@ -72,20 +78,14 @@ def test_an_instance_runs_when_its_own_upstream_instance_is_done(harness: Any) -
 
 
 def test_a_failed_upstream_instance_fails_only_the_same_index(harness: Any) -> None:
+    h = _started(harness)
+    from statewright.core.states import TI
     from statewright.core.transitions import Actor
+    from statewright.db import transition as door
     from statewright.db.engine import transaction
-    from statewright.services.dag_runs import trigger_dag
 
-    h = harness()
-    h.sync(_dag())
-    h.executor.hold = True
-    with transaction(h.engine) as conn:
-        trigger_dag(conn, "mg_sched", now=h.clock(), actor=Actor.USER, run_id="a")
-    h.loop()
     tis = _tis(h)
     with transaction(h.engine) as conn:  # instance 0 fails: decided at expansion time
-        from statewright.core.states import TI
-        from statewright.db import transition as door
         door.set_task_instance_state(conn, tis[("group.first", 0)].id, frm=TI.QUEUED,
                                      to=TI.FAILED, actor=Actor.WORKER, now=h.clock())
     h.executor.held.remove(tis[("group.first", 0)].id)
