@@ -9,7 +9,9 @@ As in Airflow 3, a group is a named set of tasks (and of nested groups) inside o
 - a group stands on either side of ``>>``: its *roots* (tasks with no upstream inside the group)
   and *leaves* (tasks with no downstream inside the group) take the edges;
 - ``@task_group`` turns a function into a group factory: each call creates a group, named after
-  the function and made unique with ``__1``, ``__2``... when called again.
+  the function and made unique with ``__1``, ``__2``... when called again; its ``.expand()``,
+  ``.partial()`` and ``.expand_kwargs()`` make a mapped task group
+  (:mod:`statewright.sdk.mappedtaskgroup`).
 
 Every DAG has a root group (``dag.task_group``, no id); a task outside any group belongs to it.
 """
