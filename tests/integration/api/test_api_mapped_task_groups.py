@@ -51,3 +51,14 @@ def test_the_grid_shows_each_task_of_a_mapped_group_as_one_row_with_a_count(
     assert listed["total_entries"] == 3
     one = client.get(f"{base}/group.double/1").json()
     assert (one["map_index"], one["state"]) == (1, "success")
+
+
+def test_clearing_one_instance_with_downstream_clears_the_same_index_in_the_group(
+        client: TestClient, engine: Engine, settings: Settings) -> None:
+    run = _run(engine, settings)
+    base = f"/api/v1/dags/mg_api/dagRuns/{run}/taskInstances"
+    cleared = client.post(f"{base}/group.add_one/1/clear",
+                          json={"dry_run": True, "include_downstream": True}).json()
+    changed = {(c["task_id"], c["map_index"]) for c in cleared["changes"]}
+    assert {("group.add_one", 1), ("group.double", 1)} <= changed
+    assert not changed & {("group.add_one", 0), ("group.double", 0), ("group.double", 2)}
