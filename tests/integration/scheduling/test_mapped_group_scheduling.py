@@ -101,3 +101,22 @@ def test_a_failed_upstream_instance_fails_only_the_same_index(harness: Any) -> N
     assert states[("group.second", 1)] == "success"
     assert states[("group.second", 2)] == "success"
     assert [r.state for r in h.runs("mg_sched")] == ["failed"]
+
+
+def test_a_cleared_instance_runs_again_with_its_own_downstream_instance(harness: Any) -> None:
+    from statewright.services.controls.clear import clear_task_instances
+
+    h = _started(harness)
+    h.executor.hold = False
+    for _ in range(3):
+        h.executor.finish()
+        h.loop()
+    assert [r.state for r in h.runs("mg_sched")] == ["success"]
+    clear_task_instances(h.engine, "a", dag_id="mg_sched", task_regexes=[r"^group\.first$"],
+                         downstream=True, map_indexes=[1], now=h.clock())
+    h.loop()
+    tis = _tis(h)
+    assert {k: (t.state, t.try_number) for k, t in tis.items() if k[1] == 1} == {
+        ("group.first", 1): ("success", 2), ("group.second", 1): ("success", 2)}
+    assert {t.try_number for k, t in tis.items() if k[1] != 1} == {1}
+    assert [r.state for r in h.runs("mg_sched")] == ["success"]
