@@ -280,6 +280,16 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
 
     is_mapped: ClassVar[bool] = False
 
+    def serialize_expand_input(self) -> dict[str, Any]:
+        """The expand input of the mapped task group this task is in (the only way a plain
+        operator is mapped: statewright.sdk.mappedtaskgroup)."""
+        return self.__dict__["expand_input"].serialize()  # type: ignore[no-any-return]
+
+    def unmap(self, context: Any) -> BaseOperator:
+        """The operator a task instance of a mapped group runs: this one; its group's arguments
+        resolve per map index when it runs."""
+        return self
+
     @classmethod
     def partial(cls, **kwargs: Any) -> Any:
         """Fix arguments for every instance of a mapped task; then ``.expand(**mapped)`` or

@@ -57,6 +57,7 @@ def serialize_task_groups(dag: DAG) -> list[dict[str, Any]]:
             "prefix_group_id": group.prefix_group_id,
             "ui_color": group.ui_color,
             "ui_fgcolor": group.ui_fgcolor,
+            **({"is_mapped": True} if group.is_mapped else {}),
         }
         for group in dag.task_group.iter_groups()
     ]
@@ -127,8 +128,10 @@ def _mapping(task: Any) -> dict[str, Any]:
     limit = {"max_active_tis_per_dagrun": task.max_active_tis_per_dagrun}
     if not task.is_mapped:
         return limit
+    group = task.__dict__.get("mapped_task_group")
     return {"expand_input": task.serialize_expand_input(),
-            "map_index_template": task.map_index_template, **limit}
+            "map_index_template": task.map_index_template,
+            "mapped_task_group": None if group is None else group.group_id, **limit}
 
 
 def _iso(value: datetime | None) -> str | None:

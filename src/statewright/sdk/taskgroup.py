@@ -9,7 +9,9 @@ As in Airflow 3, a group is a named set of tasks (and of nested groups) inside o
 - a group stands on either side of ``>>``: its *roots* (tasks with no upstream inside the group)
   and *leaves* (tasks with no downstream inside the group) take the edges;
 - ``@task_group`` turns a function into a group factory: each call creates a group, named after
-  the function and made unique with ``__1``, ``__2``... when called again.
+  the function and made unique with ``__1``, ``__2``... when called again; its ``.expand()``,
+  ``.partial()`` and ``.expand_kwargs()`` make a mapped task group
+  (:mod:`statewright.sdk.mappedtaskgroup`).
 
 Every DAG has a root group (``dag.task_group``, no id); a task outside any group belongs to it.
 """
@@ -235,13 +237,15 @@ class TaskGroup(DependencyMixin):
     def __repr__(self) -> str:
         return f"<TaskGroup: {self.group_id}>"
 
-    # -- mapping is not supported for groups ----------------------------------------------------
+    # -- mapping: a task group itself is mapped through @task_group's .expand() -----------------
+
+    is_mapped = False
 
     def expand(self, **kwargs: Any) -> Any:
-        raise _mapped_groups_error(self.group_id)
+        raise _group_mapping_error(self.group_id)
 
     def partial(self, **kwargs: Any) -> Any:
-        raise _mapped_groups_error(self.group_id)
+        raise _group_mapping_error(self.group_id)
 
 
 def _work_before(teardown: BaseOperator, by_id: dict[str, BaseOperator]) -> list[BaseOperator]:
@@ -276,6 +280,9 @@ def join_task_group(task: BaseOperator, group: TaskGroup, dag: DAG | None) -> st
             f"task id {full_id!r} (task {label!r} of task group {group.group_id!r}) is used "
             f"twice in DAG {owner.dag_id!r}; give each task its own task_id.")
     task.task_group = group
+    mapped = mapped_group_of(group)
+    if mapped is not None:
+        mapped.adopt(task)
     return full_id
 
 
@@ -298,10 +305,19 @@ def _check_group_arguments(group_id: Any, default_args: Any, tooltip: Any, ui_co
                 f"task group {group_id!r}: {name} must be a string, got {value!r}.")
 
 
-def _mapped_groups_error(name: str | None) -> DagDefinitionError:
+def _group_mapping_error(name: str | None) -> DagDefinitionError:
     return DagDefinitionError(
-        f"task group {name!r}: mapped task groups (.partial()/.expand() on a task group) are "
-        "not supported yet; map the tasks inside the group instead.")
+        f"task group {name!r}: a TaskGroup object cannot be mapped; decorate the function that "
+        "fills it with @task_group and call .expand() / .partial() / .expand_kwargs() on it.")
+
+
+def mapped_group_of(group: TaskGroup | None) -> Any:
+    """The mapped task group ``group`` is (or is nested in), else ``None``."""
+    while group is not None:
+        if group.is_mapped:
+            return group
+        group = group.parent_group
+    return None
 
 
 def _unique_key(key: str, taken: Callable[[str], bool]) -> str:
@@ -336,14 +352,22 @@ class _TaskGroupDecorator:
         functools.update_wrapper(self, function)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_call(args, kwargs, self._group_id())
+        return self._fill(self._new_group(), args, kwargs)
+
+    def _group_id(self) -> str:
+        return str(self.kwargs.get("group_id") or self.function.__name__)
+
+    def _new_group(self, factory: Callable[..., TaskGroup] | None = None) -> TaskGroup:
         group_kwargs = dict(self.kwargs)
         group_id = group_kwargs.pop("group_id", None) or self.function.__name__
         group_kwargs.setdefault("add_suffix_on_collision", True)
-        self._check_call(args, kwargs, group_id)
         try:
-            group = TaskGroup(group_id, **group_kwargs)
+            return (factory or TaskGroup)(group_id, **group_kwargs)
         except TypeError as exc:
             raise DagDefinitionError(f"@task_group {group_id!r}: {exc}") from None
+
+    def _fill(self, group: TaskGroup, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         with group:
             if not group.tooltip and self.function.__doc__:
                 group.tooltip = inspect.cleandoc(self.function.__doc__)
@@ -351,6 +375,16 @@ class _TaskGroupDecorator:
         # As Airflow: what the function returns (a task's output, a list of tasks) is what edges
         # bind to; a function that returns nothing gives the group itself.
         return group if returned is None else returned
+
+    def build(self, arguments: dict[str, Any], expand_input: Any) -> Any:
+        """A mapped group (see statewright.sdk.mappedtaskgroup) filled with ``arguments``."""
+        from statewright.sdk.mappedtaskgroup import MappedTaskGroup
+
+        self._check_call((), arguments, self._group_id())
+        group = self._new_group(functools.partial(MappedTaskGroup, expand_input=expand_input))
+        returned = self._fill(group, (), arguments)
+        group.link_references()  # type: ignore[attr-defined]
+        return returned
 
     def _check_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], group_id: str) -> None:
         try:
@@ -364,14 +398,20 @@ class _TaskGroupDecorator:
         """The same group factory with some group arguments changed."""
         return _TaskGroupDecorator(self.function, {**self.kwargs, **kwargs})
 
-    def expand(self, **kwargs: Any) -> Any:
-        raise _mapped_groups_error(self.kwargs.get("group_id") or self.function.__name__)
-
     def partial(self, **kwargs: Any) -> Any:
-        raise _mapped_groups_error(self.kwargs.get("group_id") or self.function.__name__)
+        """Arguments every instance of the mapped group shares; then ``.expand(...)`` or
+        ``.expand_kwargs(...)``."""
+        from statewright.sdk.mappedtaskgroup import TaskGroupPartial
 
-    def expand_kwargs(self, *args: Any, **kwargs: Any) -> Any:
-        raise _mapped_groups_error(self.kwargs.get("group_id") or self.function.__name__)
+        return TaskGroupPartial(self, kwargs)
+
+    def expand(self, **kwargs: Any) -> Any:
+        """One instance of every task of the group per item of ``kwargs``' values."""
+        return self.partial().expand(**kwargs)
+
+    def expand_kwargs(self, kwargs: Any, *, strict: bool = True) -> Any:
+        """One instance of every task of the group per dict of keyword arguments."""
+        return self.partial().expand_kwargs(kwargs, strict=strict)
 
 
 def task_group(python_callable: Callable[..., Any] | None = None, **kwargs: Any) -> Any:

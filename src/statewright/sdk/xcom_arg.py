@@ -131,7 +131,7 @@ class XComArg(DependencyMixin):
     def resolve(self, context: Mapping[str, Any]) -> Any:
         """The value this stands for in the run described by ``context``."""
         task_id = self.operator.task_id
-        value = context["ti"].xcom_pull(task_ids=task_id)
+        value = context["ti"].xcom_pull(task_ids=task_id, map_indexes=_same_index(self, context))
         if self.key is None or value is None:
             return value
         if not isinstance(value, Mapping):
@@ -147,6 +147,16 @@ class XComArg(DependencyMixin):
                 f"{task_id!r}, which has no such key (keys: {sorted(map(str, value))})"
             )
         return value[self.key]
+
+
+def _same_index(arg: XComArg, context: Mapping[str, Any]) -> int | None:
+    """Inside a mapped task group, an upstream task of the same group is read at this task
+    instance's map index (Airflow's relevant upstream map indexes); else every instance."""
+    group = arg.operator.__dict__.get("mapped_task_group")
+    task = context.get("task")
+    if group is None or task is None or task.__dict__.get("mapped_task_group") is not group:
+        return None
+    return int(context["ti"].map_index)
 
 
 class DagParam:

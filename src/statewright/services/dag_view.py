@@ -38,6 +38,8 @@ class TaskView:
     expand_input: Mapping[str, Any] | None = None
     """A mapped task's expand input (statewright.core.mapping); ``None`` when unmapped."""
     max_active_tis_per_dagrun: int | None = None
+    mapped_task_group: str | None = None
+    """The mapped task group the task is mapped by (its expand input is the group's)."""
 
     @property
     def is_mapped(self) -> bool:
@@ -81,6 +83,7 @@ class DagView:
                 on_failure_fail_dagrun=bool(t.get("on_failure_fail_dagrun", False)),
                 expand_input=t.get("expand_input"),
                 max_active_tis_per_dagrun=t.get("max_active_tis_per_dagrun"),
+                mapped_task_group=t.get("mapped_task_group"),
             )
         self.order: list[str] = [t["task_id"] for t in serialized["tasks"]]
         self.leaves: frozenset[str] = frozenset(

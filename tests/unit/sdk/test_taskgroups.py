@@ -208,17 +208,11 @@ def test_a_task_group_call_with_wrong_arguments_is_refused():
         section(1, 2)
 
 
-def test_mapped_task_groups_are_refused_with_a_clear_error():
-    @task_group
-    def section(value):
-        EmptyOperator(task_id="a")
-
+def test_a_task_group_object_is_not_mapped_directly():
     with DAG("d"):
-        for call in (lambda: section.expand(value=[1, 2]),
-                     lambda: section.partial(value=1),
-                     lambda: section.expand_kwargs([{"value": 1}]),
-                     lambda: TaskGroup("g").expand(value=[1])):
-            with pytest.raises(DagDefinitionError, match="mapped task groups"):
+        group = TaskGroup("g")
+        for call in (lambda: group.expand(value=[1]), lambda: group.partial(value=1)):
+            with pytest.raises(DagDefinitionError, match="@task_group"):
                 call()
 
 

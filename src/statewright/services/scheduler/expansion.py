@@ -28,9 +28,11 @@ from statewright.core.mapping import (
     expand_input_upstreams,
     ti_label,
 )
-from statewright.core.states import TI, TaskInstanceState
+from statewright.core.states import TI, TI_UNFINISHED, TaskInstanceState
 from statewright.core.transitions import Actor
+from statewright.core.trigger_rules import DepDecision, UpstreamSummary, evaluate_dependencies
 from statewright.db import transition as door
+from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.dag_view import DagView
 
@@ -66,13 +68,35 @@ class RunNodes:
     def upstream(self, states: Mapping[str, TaskInstanceState]) -> dict[str, tuple[str, ...]]:
         """Each instance's upstream instances: every instance of its upstream tasks, but for
         the removed instances of a mapped task (surplus map indexes, which Airflow leaves out
-        of the counts too)."""
+        of the counts too). Inside a mapped task group, instance ``i`` depends only on instance
+        ``i`` of an upstream in the same group, and the unexpanded instance only on that
+        upstream's unexpanded one (Airflow's relevant upstream map indexes)."""
         def counted(n: str) -> bool:
             return self.rows[n].map_index < 0 or states.get(n) is not TI.REMOVED
 
         per_task = {tid: tuple(n for n in self.labels(t.upstream) if counted(n))
                     for tid, t in self.view.tasks.items()}
-        return {n: per_task.get(tid, ()) for n, tid in self.task_of.items()}
+        out = {n: per_task.get(tid, ()) for n, tid in self.task_of.items()}
+        for n, tid in self.task_of.items():
+            task = self.view.tasks.get(tid)
+            if task is not None and task.mapped_task_group is not None:
+                out[n] = self._in_group_upstream(n, task.upstream, task.mapped_task_group,
+                                                 counted)
+        return out
+
+    def _in_group_upstream(self, label: str, upstream: Any, group: str, counted: Any
+                           ) -> tuple[str, ...]:
+        index = self.rows[label].map_index
+        found: list[str] = []
+        for up in upstream:
+            up_task = self.view.tasks.get(up)
+            if up_task is not None and up_task.mapped_task_group == group:
+                labels = [m for m in {ti_label(up, index), ti_label(up, UNMAPPED)}
+                          if m in self.rows]
+            else:
+                labels = self.of_task.get(up, [])
+            found.extend(m for m in labels if counted(m))
+        return tuple(found)
 
     def unexpanded(self, label: str) -> bool:
         row = self.rows[label]
@@ -107,6 +131,11 @@ def expand(conn: Connection, run_pk: int, nodes: RunNodes, labels: list[str], *,
                                  expand_input_upstreams(task.expand_input))
         decision = decide_expansion(row.task_id, task.expand_input, values,
                                     max_map_length=max_map_length)
+        if decision.outcome is ExpansionOutcome.EXPAND and in_group_upstream(nodes.view,
+                                                                           row.task_id):
+            changed += _expand_depth_first(conn, row, decision.length, states=states,
+                                           actor=actor, now=now)
+            continue
         if decision.outcome is ExpansionOutcome.EXPAND:
             created = door.expand_mapped_task(conn, row.id, length=decision.length,
                                               actor=actor, now=now)
@@ -169,6 +198,80 @@ def revise(conn: Connection, run_pk: int, nodes: RunNodes,
             for n in surplus:
                 planned.pop(n, None)
                 states[n] = target
+    return changed
+
+
+def in_group_upstream(view: DagView, task_id: str) -> list[str]:
+    """The upstream tasks of ``task_id`` in the same mapped task group."""
+    group = view.tasks[task_id].mapped_task_group
+    if group is None:
+        return []
+    return [u for u in view.tasks[task_id].upstream
+            if u in view.tasks and view.tasks[u].mapped_task_group == group]
+
+
+def waiting_in_group(nodes: RunNodes, labels: list[str],
+                     states: Mapping[str, TaskInstanceState]) -> list[str]:
+    """Unexpanded tasks of a mapped task group (of ``labels``, dependencies met) that wait
+    until instance 0 of their upstream in the group has finished: expanding makes their own
+    instance 0 ``scheduled`` (``settle_in_group`` then decides it by that upstream instance)."""
+    return [n for n in labels if any(
+        states.get(ti_label(u, 0)) in TI_UNFINISHED
+        for u in in_group_upstream(nodes.view, nodes.task_of[n]))]
+
+
+def _expand_depth_first(conn: Connection, row: Any, length: int, *,
+                        states: dict[str, TaskInstanceState], actor: Actor,
+                        now: datetime) -> int:
+    """Expand a task of a mapped task group that has an upstream in the group: the row becomes
+    map index 0 (``scheduled``); map indexes 1 .. length-1 are created in ``none``, each then
+    scheduled once its own upstream instance allows (Airflow's depth-first execution)."""
+    res = door.set_task_instance_state(
+        conn, row.id, frm=TI.NONE, to=TI.SCHEDULED, actor=actor, now=now,
+        message=f"expanded into {length} task instances", values={"map_index": 0})
+    if not res.changed:
+        return 0
+    states.pop(ti_label(row.task_id, UNMAPPED), None)
+    states[ti_label(row.task_id, 0)] = TI.SCHEDULED
+    full = ti_repo.get(conn, row.id)._mapping
+    same = {k: full[k] for k in ("task_id", "max_tries", "priority_weight", "pool", "pool_slots",
+                                 "queue", "operator")}
+    door.create_task_instances(
+        conn, dag_run_id=full["dag_run_id"], dag_id=full["dag_id"], run_id=full["run_id"],
+        rows=[{**same, "map_index": i} for i in range(1, length)], actor=actor, now=now)
+    states.update({ti_label(row.task_id, i): TI.NONE for i in range(1, length)})
+    return length
+
+
+def settle_in_group(conn: Connection, nodes: RunNodes, labels: list[str], *,
+                    states: dict[str, TaskInstanceState], actor: Actor, now: datetime) -> int:
+    """Just expanded tasks (``labels``) of a mapped task group with an upstream in the group:
+    instance 0, ``scheduled`` by the expansion, is skipped or set upstream_failed at once when
+    its trigger rule fails over instance 0 of that upstream (and its upstream outside)."""
+    changed = 0
+    view = nodes.view
+    for label in labels:
+        task_id = nodes.task_of[label]
+        inside = in_group_upstream(view, task_id)
+        first = ti_label(task_id, 0)
+        if not inside or states.get(first) is not TI.SCHEDULED:
+            continue
+        task = view.tasks[task_id]
+        ups = [*nodes.labels(u for u in task.upstream if u not in inside),
+               *(ti_label(u, 0) for u in inside)]
+        seen = [states[u] for u in ups if u in states]
+        setups = [states[u] for u in ups
+                  if u in states and nodes.task_of.get(u) in view.setups]
+        decision = evaluate_dependencies(task.trigger_rule,
+                                         UpstreamSummary.from_states(seen, setups))
+        if decision not in (DepDecision.SKIP, DepDecision.UPSTREAM_FAILED):
+            continue
+        target = TI.SKIPPED if decision is DepDecision.SKIP else TI.UPSTREAM_FAILED
+        res = door.set_task_instance_state(conn, nodes.rows[label].id, frm=TI.SCHEDULED,
+                                           to=target, actor=actor, now=now)
+        if res.changed:
+            states[first] = target
+            changed += 1
     return changed
 
 

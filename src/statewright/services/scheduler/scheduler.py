@@ -43,7 +43,14 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_abandoned
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.scheduler.capacity import queue_scheduled
-from statewright.services.scheduler.expansion import RunNodes, expand, label_map, revise
+from statewright.services.scheduler.expansion import (
+    RunNodes,
+    expand,
+    label_map,
+    revise,
+    settle_in_group,
+    waiting_in_group,
+)
 from statewright.services.scheduler.past import blocked_by_past
 from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
 
@@ -340,6 +347,9 @@ class Scheduler:
                           max_map_length=self.config.max_map_length, actor=ACTOR, now=now)
         to_expand = [n for n, target in planned.items()
                      if target is TI.SCHEDULED and nodes.unexpanded(n)]
+        for n in waiting_in_group(nodes, to_expand, states):
+            to_expand.remove(n)
+            del planned[n]
         grouped: dict[TaskInstanceState, list[int]] = defaultdict(list)
         for n, target in planned.items():
             if n not in to_expand:
@@ -351,6 +361,8 @@ class Scheduler:
         if to_expand:
             changed += expand(conn, w.run_pk, nodes, to_expand, states=states,
                               max_map_length=self.config.max_map_length, actor=ACTOR, now=now)
+            changed += settle_in_group(conn, nodes, to_expand, states=states,
+                                       actor=ACTOR, now=now)
 
         # The run's state, from its leaves (teardowns ignored unless on_failure_fail_dagrun).
         tis_view = [RunTaskView(n, s) for n, s in states.items()]
