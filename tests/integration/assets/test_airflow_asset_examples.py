@@ -1,5 +1,5 @@
-"""Apache Airflow's asset example DAGs (tests/fixtures/airflow_examples, imports changed only)
-behave as their docstrings say they do in Airflow."""
+"""Apache Airflow's asset example DAGs (tests/fixtures/airflow_examples/core, only their imports
+changed by tests/airflow_examples.py) behave as their docstrings say they do in Airflow."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, select
+from tests.airflow_examples import airflow_example
 
 from statewright.crypto import generate_key, load_fernet
 from statewright.db.tables_assets import asset_watcher
@@ -17,17 +18,16 @@ from statewright.sdk.loader import load_dag_file
 from statewright.services.triggerer import TriggererConfig, TriggererJob
 from statewright.services.worker.deferral import install_cipher
 
-EXAMPLES = Path(__file__).parents[2] / "fixtures" / "airflow_examples"
-
 
 def load(h: Any, name: str) -> dict[str, Any]:
-    result = load_dag_file(EXAMPLES / f"{name}.py")
+    path = airflow_example(f"core/{name}.py")
+    result = load_dag_file(path)
     assert not result.error, result.error
     for dag in result.dags.values():
         for t in dag.tasks:
             if hasattr(t, "bash_command"):
                 t.bash_command = "true"  # the examples sleep 5 s; the schedule is what matters
-    h.sync(*result.dags.values(), fileloc=str(EXAMPLES / f"{name}.py"))
+    h.sync(*result.dags.values(), fileloc=str(path))
     return dict(result.dags)
 
 

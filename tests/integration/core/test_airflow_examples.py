@@ -1,44 +1,41 @@
 """Airflow 3's own example DAGs for task groups, the sensor decorator, TaskFlow, XComArgs and
-edge labels (``tests/fixtures/airflow_examples``, only their imports changed) load and end as in
-Airflow, on SQLite and PostgreSQL."""
+edge labels (``tests/fixtures/airflow_examples``, only their imports changed, by
+``tests/airflow_examples.py``) load and end as in Airflow, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from sqlalchemy import Engine
+from tests.airflow_examples import airflow_example
 
 from statewright.sdk.loader import load_dag_file
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "airflow_examples"
-
 FILES = {
-    "example_task_group.py": ["example_task_group"],
-    "example_task_group_decorator.py": ["example_task_group_decorator"],
-    "example_sensor_decorator.py": ["example_sensor_decorator"],
-    "tutorial_taskflow_api.py": ["tutorial_taskflow_api"],
-    "example_xcomargs.py": ["example_xcom_args", "example_xcom_args_with_operators"],
-    "example_branch_labels.py": ["example_branch_labels"],
+    "core/example_task_group.py": ["example_task_group"],
+    "core/example_task_group_decorator.py": ["example_task_group_decorator"],
+    "standard/example_sensor_decorator.py": ["example_sensor_decorator"],
+    "core/tutorial_taskflow_api.py": ["tutorial_taskflow_api"],
+    "core/example_xcomargs.py": ["example_xcom_args", "example_xcom_args_with_operators"],
+    "core/example_branch_labels.py": ["example_branch_labels"],
 }
 
 
 def _load(file: str, dag_id: str):  # type: ignore[no-untyped-def]
-    loaded = load_dag_file(FIXTURES / file)
+    loaded = load_dag_file(airflow_example(file))
     assert loaded.error is None, loaded.error
     return loaded.dags[dag_id]
 
 
 def test_every_file_loads_with_its_dags() -> None:
     for file, dag_ids in FILES.items():
-        loaded = load_dag_file(FIXTURES / file)
+        loaded = load_dag_file(airflow_example(file))
         assert loaded.error is None, f"{file}: {loaded.error}"
         assert sorted(loaded.dags) == sorted(dag_ids)
 
 
 def test_only_the_imports_were_changed() -> None:
     for file in FILES:
-        text = (FIXTURES / file).read_text()
+        text = airflow_example(file).read_text()
         assert "Licensed to the Apache Software Foundation" in text
         assert "airflow" not in "\n".join(
             line for line in text.splitlines() if line.startswith(("from ", "import ")))
@@ -54,7 +51,7 @@ def test_every_run_succeeds_task_by_task(engine: Engine, file: str, dag_id: str)
 
 
 def test_task_group_example_shape() -> None:
-    dag = _load("example_task_group.py", "example_task_group")
+    dag = _load("core/example_task_group.py", "example_task_group")
     assert dag.task_ids == [
         "start", "section_1.task_1", "section_1.task_2", "section_1.task_3", "section_2.task_1",
         "section_2.inner_section_2.task_2", "section_2.inner_section_2.task_3",
@@ -75,7 +72,7 @@ def test_task_group_example_shape() -> None:
 
 
 def test_task_group_decorator_example_values(engine: Engine) -> None:
-    dag = _load("example_task_group_decorator.py", "example_task_group_decorator")
+    dag = _load("core/example_task_group_decorator.py", "example_task_group_decorator")
     result = dag.test(engine=engine)
     for i, suffix in enumerate(["", "__1", "__2", "__3", "__4"]):
         group = f"task_group_function{suffix}"
@@ -85,20 +82,21 @@ def test_task_group_decorator_example_values(engine: Engine) -> None:
 
 
 def test_taskflow_tutorial_and_sensor_values(engine: Engine) -> None:
-    tutorial = _load("tutorial_taskflow_api.py", "tutorial_taskflow_api").test(engine=engine)
+    tutorial = _load("core/tutorial_taskflow_api.py", "tutorial_taskflow_api").test(engine=engine)
     assert tutorial.ti("transform").return_value == {"total_order_value": pytest.approx(1236.7)}
-    sensor = _load("example_sensor_decorator.py", "example_sensor_decorator").test(engine=engine)
+    sensor = _load("standard/example_sensor_decorator.py",
+                   "example_sensor_decorator").test(engine=engine)
     assert sensor.ti("wait_for_upstream").return_value == "xcom_value"
 
 
 def test_xcomargs_example_order() -> None:
-    dag = _load("example_xcomargs.py", "example_xcom_args_with_operators")
+    dag = _load("core/example_xcomargs.py", "example_xcom_args_with_operators")
     assert [t.task_id for t in dag.topological_sort()] == ["c", "print_value", "print_value__1",
                                                           "d"]
 
 
 def test_branch_labels_example_labels_its_edges() -> None:
-    data = _load("example_branch_labels.py", "example_branch_labels").serialize()
+    data = _load("core/example_branch_labels.py", "example_branch_labels").serialize()
     assert data["edge_info"] == [
         {"upstream": "check_integrity", "downstream": "describe_integrity",
          "label": "Errors found"},

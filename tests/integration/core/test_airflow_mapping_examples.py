@@ -1,21 +1,19 @@
 """Airflow's own dynamic task mapping example DAGs (``airflow/example_dags``, Apache License 2.0,
-copied into ``tests/fixtures/airflow_examples`` with only their imports changed) load and their
-runs end as in Airflow, on SQLite and PostgreSQL."""
+in ``tests/fixtures/airflow_examples/core``, only their imports changed by
+``tests/airflow_examples.py``) load and their runs end as in Airflow, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
+from tests.airflow_examples import airflow_example
 
 from statewright.sdk.loader import load_dag_file
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "airflow_examples"
-
 
 def _load(name: str) -> dict[str, Any]:
-    loaded = load_dag_file(FIXTURES / f"{name}.py")
+    loaded = load_dag_file(airflow_example(f"core/{name}.py"))
     assert loaded.error is None, loaded.error
     return dict(loaded.dags)
 

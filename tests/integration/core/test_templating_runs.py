@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import runpy
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine, func, select
+from tests.airflow_examples import airflow_example
 
 from statewright.core.params import ParamValidationError
 from statewright.db.repositories import rendered_fields as rendered_repo
@@ -18,7 +18,6 @@ from statewright.db.tables import dag_run
 from statewright.sdk import DAG, BashOperator, Param, PythonOperator, task
 
 WHEN = datetime(2024, 3, 5, 6, tzinfo=UTC)
-TUTORIAL = Path(__file__).parent / "dags" / "airflow_tutorial.py"
 
 
 def _rendered(engine: Engine, run_id: str, dag_id: str, task_id: str) -> list[Any]:
@@ -31,7 +30,7 @@ def _rendered(engine: Engine, run_id: str, dag_id: str, task_id: str) -> list[An
 
 
 def test_airflows_tutorial_dag_runs_with_only_its_imports_changed(engine: Engine) -> None:
-    dag = runpy.run_path(str(TUTORIAL))["dag"]
+    dag = runpy.run_path(str(airflow_example("core/tutorial.py")))["dag"]
     result = dag.test(engine=engine, logical_date=WHEN)
     assert result.states == {"print_date": "success", "sleep": "success",
                              "templated": "success"}
