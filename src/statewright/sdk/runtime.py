@@ -108,7 +108,7 @@ def _run(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
     ti.skipped_task_ids.clear()
     ti.rendered_fields = None
     outcome = _outcome(task, context, call)
-    if ti.rendered_fields is not None:
+    if ti.rendered_fields:  # a task without template fields stores no row
         outcome.extra["rendered_fields"] = ti.rendered_fields
     name = _rendered_map_index(context)
     if name is not None:

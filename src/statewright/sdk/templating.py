@@ -246,6 +246,8 @@ def render_task_fields(task: BaseOperator, context: Mapping[str, Any],
 
     Raises TemplateRenderError naming the task and the field at the first field that fails.
     """
+    if not task.template_fields:
+        return {}  # nothing to render: no environment is built (the common no-op task)
     if env is None:
         env = create_template_env(task.dag)
     jinja_context = dict(context)

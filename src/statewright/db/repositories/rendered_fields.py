@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, tuple_
+from sqlalchemy import Connection, bindparam, delete, insert, select, tuple_
 
 from statewright.db.tables_templating import rendered_task_instance_fields as rtif
 
@@ -30,11 +31,23 @@ def record(conn: Connection, tries: Sequence[RenderedTry], now: datetime) -> Non
     if not tries:
         return
     keys = [(t.task_instance_id, t.try_number) for t in tries]
-    conn.execute(delete(rtif).where(tuple_(rtif.c.task_instance_id, rtif.c.try_number).in_(keys)))
-    conn.execute(insert(rtif), [
+    conn.execute(_delete_tries(), {"keys": keys})
+    conn.execute(_insert(), [
         {"task_instance_id": t.task_instance_id, "try_number": t.try_number, "dag_id": t.dag_id,
          "run_id": t.run_id, "task_id": t.task_id, "rendered_fields": t.rendered_fields,
          "created_at": now} for t in tries])
+
+
+@functools.cache
+def _delete_tries() -> Any:
+    """Built once (an apply transaction runs it while it holds SQLite's write lock)."""
+    return delete(rtif).where(tuple_(rtif.c.task_instance_id, rtif.c.try_number).in_(
+        bindparam("keys", expanding=True)))
+
+
+@functools.cache
+def _insert() -> Any:
+    return insert(rtif)
 
 
 def for_task_instance(conn: Connection, task_instance_id: int) -> list[RenderedTry]:
