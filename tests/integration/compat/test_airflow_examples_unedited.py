@@ -28,6 +28,7 @@ SUPPORTED: tuple[str, ...] = (
     "core/example_asset_alias_with_no_taskflow.py",
     "core/example_asset_decorator.py",
     "core/example_asset_with_watchers.py",
+    "core/example_assets.py",
     "core/example_branch_labels.py",
     "core/example_branch_python_dop_operator_3.py",
     "core/example_complex.py",
@@ -64,7 +65,6 @@ SUPPORTED: tuple[str, ...] = (
 """Files that load and whose runs end as in Airflow."""
 
 NOT_YET: dict[str, str] = {
-    "core/example_assets.py": "airflow.timetables.trigger.CronTriggerTimetable",
     "core/example_custom_weight.py":
         "airflow.example_dags.plugins.decreasing_priority_weight_strategy (module)",
     "core/example_display_name.py": "unknown argument(s) 'dag_display_name'",
