@@ -92,7 +92,7 @@ def pools_import(app: App, file: Path) -> None:
         created = pool_repo.import_pools(conn, [
             (p.name, p.slots, p.description, p.include_deferred) for p in specs])
     console.print(f"{len(specs)} pool(s) imported from {file}: {created} created, "
-                  f"{len(specs) - created} updated")
+                  f"{len(specs) - created} updated", soft_wrap=True)  # a path is never cut
 
 
 @click.command("export")
@@ -115,4 +115,4 @@ def pools_export(app: App, file: Path) -> None:
         click.echo(text)
         return
     file.write_text(text + "\n", encoding="utf-8")
-    console.print(f"{len(rows)} pool(s) exported to {file}")
+    console.print(f"{len(rows)} pool(s) exported to {file}", soft_wrap=True)
