@@ -4,20 +4,14 @@ with the compatibility layer on, as ``python FILE`` runs it with Airflow (for th
 
 from __future__ import annotations
 
-import runpy
 import sys
 
+from statewright.compat._script import run_as_main
 from statewright.compat.airflow import install
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip() if __doc__ else "", file=sys.stderr)
-        return 2
-    install()
-    sys.argv = list(argv)
-    runpy.run_path(argv[0], run_name="__main__")
-    return 0
+    return run_as_main(install, argv, __doc__.strip() if __doc__ else "")
 
 
 if __name__ == "__main__":

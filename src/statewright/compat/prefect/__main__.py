@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import runpy
 import sys
 
+from statewright.compat._script import run_as_main
 from statewright.compat.prefect import install
 
 
 def main(argv: list[str]) -> int:
-    if not argv:
-        print("usage: python -m statewright.compat.prefect FILE [ARGS...]", file=sys.stderr)
-        return 2
-    install()
-    sys.argv = list(argv)
-    runpy.run_path(argv[0], run_name="__main__")
-    return 0
+    return run_as_main(install, argv,
+                       "usage: python -m statewright.compat.prefect FILE [ARGS...]")
 
 
 if __name__ == "__main__":
