@@ -1,19 +1,37 @@
-"""Throughput and latency of the real scheduler + LocalExecutor on SQLite (not a test).
+"""Throughput and latency of the real scheduler + LocalExecutor (not a test).
 
-(a) one run of N independent no-op tasks: task instances per second, trigger → run success;
+(a) runs of N independent no-op tasks (``--join``: and one task downstream of all), one per
+    size of ``--sizes`` (each a DAG of its own, one after the other): task instances per
+    second, trigger → run success, and the ratio of the last size's figure to the first's
+    (does the cost per task instance grow with the run?);
 (b) a chain of M no-op tasks: latency from one task's success to the next one's start.
-Prints one JSON line.
+
+SQLite by default; ``--database-url postgresql://…`` runs on a fresh database created on that
+server (and dropped at the end). ``--schedulers N`` runs N schedulers, each in a process of its
+own with its own LocalExecutor of ``--parallelism`` task processes, as N scheduler machines
+would (PostgreSQL only: on SQLite one scheduler per file). ``--compare-schedulers`` runs the
+whole workload with one scheduler, then with ``--schedulers`` (2 unless given), on fresh
+databases, and adds the ratio of their fan-out figures.
+
+Before the figures, a warm-up run starts a try in every task process, so each has imported the
+DAG file once (a task process loads its DAG file once and keeps it). Prints one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import multiprocessing as mp
 import statistics
 import tempfile
-import threading
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, text
 
 from statewright.core.clock import utcnow
 from statewright.core.transitions import Actor
@@ -23,23 +41,27 @@ from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.dag_processor import DagProcessor
 from statewright.services.dag_runs import trigger_dag
-from statewright.services.dag_view import DagViewCache
-from statewright.services.executors.local import LocalExecutor
-from statewright.services.scheduler.scheduler import Scheduler
 
 DAGS = '''
-from statewright.sdk import DAG, EmptyOperator, chain
+import time
+from statewright.sdk import DAG, EmptyOperator, PythonOperator, chain
 
-with DAG("fanout", max_active_tasks=100000):
-    for i in range({fanout}):
-        EmptyOperator(task_id=f"t{{i}}")
+with DAG("warm", max_active_tasks=100000):
+    for i in range({warm}):
+        PythonOperator(task_id=f"w{{i}}", python_callable=lambda: time.sleep(0.2))
+
+for n in {sizes}:
+    with DAG(f"fanout_{{n}}", max_active_tasks=100000):
+        tasks = [EmptyOperator(task_id=f"t{{i}}") for i in range(n)]
+        if {join}:
+            tasks >> EmptyOperator(task_id="join")
 
 with DAG("chain", max_active_tasks=100000):
     chain(*[EmptyOperator(task_id=f"c{{i}}") for i in range({chain})])
 '''
 
 
-def _wait_run(engine, dag_id: str, run_id: str, timeout: float) -> str:  # type: ignore[no-untyped-def]
+def _wait_run(engine: Any, dag_id: str, run_id: str, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with engine.connect() as conn:
@@ -50,62 +72,148 @@ def _wait_run(engine, dag_id: str, run_id: str, timeout: float) -> str:  # type:
     return "timeout"
 
 
-def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--fanout", type=int, default=1000)
-    p.add_argument("--chain", type=int, default=100)
-    p.add_argument("--parallelism", type=int, default=8)
-    args = p.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="statewright-bench-"))
-    (tmp / "dags").mkdir()
-    (tmp / "dags" / "bench.py").write_text(DAGS.format(fanout=args.fanout, chain=args.chain))
-    engine = make_engine(f"sqlite:///{tmp / 'bench.db'}")
-    migrate(engine)
-    DagProcessor(engine, tmp / "dags").run_once()
+def _trigger_and_wait(engine: Any, dag_id: str, run_id: str, timeout: float
+                      ) -> tuple[str, float]:
+    t0 = time.perf_counter()
+    with transaction(engine) as conn:
+        trigger_dag(conn, dag_id, now=utcnow(), actor=Actor.USER, run_id=run_id)
+    state = _wait_run(engine, dag_id, run_id, timeout)
+    return state, time.perf_counter() - t0
+
+
+def _scheduler_main(url: str, logs: str, parallelism: int, stop: Any, ready: Any) -> None:
+    """One scheduler with its LocalExecutor, in a process of its own (a scheduler machine)."""
+    import threading
+
+    from statewright.services.dag_view import DagViewCache
+    from statewright.services.executors.local import LocalExecutor
+    from statewright.services.scheduler.scheduler import Scheduler
+
+    engine = make_engine(url)
     views = DagViewCache()
-    executor = LocalExecutor(engine, parallelism=args.parallelism, views=views,
-                             logs_folder=tmp / "logs")
+    executor = LocalExecutor(engine, parallelism=parallelism, views=views,
+                             logs_folder=Path(logs))
     executor.start()
     scheduler = Scheduler(engine, executor, views=views)
-    stop = threading.Event()
-    thread = threading.Thread(target=scheduler.run_forever, args=(stop,), daemon=True)
+    done = threading.Event()
+    thread = threading.Thread(target=scheduler.run_forever, args=(done,), daemon=True)
     thread.start()
-    out: dict[str, object] = {"benchmark": "throughput", "database": "sqlite",
-                              "parallelism": args.parallelism}
+    ready.set()
+    stop.wait()
+    done.set()
+    thread.join(10)
+    executor.stop()
+    engine.dispose()
+
+
+@contextlib.contextmanager
+def _database(url: str | None, tmp: Path) -> Iterator[str]:
+    """SQLite in ``tmp``, or a fresh PostgreSQL database on the server of ``url``."""
+    if not url:
+        yield f"sqlite:///{tmp / 'bench.db'}"
+        return
+    admin_url = url.replace("postgresql://", "postgresql+psycopg://", 1)
+    name = f"statewright_bench_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
     try:
-        # warm-up: the task processes import the DAG file once
-        with transaction(engine) as conn:
-            _, rid = trigger_dag(conn, "chain", now=utcnow(), actor=Actor.USER, run_id="warmup")
-        _wait_run(engine, "chain", rid, 120)
-
-        t0 = time.perf_counter()
-        with transaction(engine) as conn:
-            _, rid = trigger_dag(conn, "fanout", now=utcnow(), actor=Actor.USER, run_id="fan")
-        state = _wait_run(engine, "fanout", rid, 600)
-        elapsed = time.perf_counter() - t0
-        out["fanout_tasks"] = args.fanout
-        out["fanout_state"] = state
-        out["fanout_seconds"] = round(elapsed, 3)
-        out["fanout_tis_per_second"] = round(args.fanout / elapsed, 1)
-
-        with transaction(engine) as conn:
-            _, rid = trigger_dag(conn, "chain", now=utcnow(), actor=Actor.USER, run_id="chain")
-        out["chain_state"] = _wait_run(engine, "chain", rid, 600)
-        with engine.connect() as conn:
-            run = run_repo.get_by_run_id(conn, "chain", rid)
-            tis = {t.task_id: t for t in ti_repo.by_run(conn, run.id)}
-        gaps = [
-            (tis[f"c{i + 1}"].start_date - tis[f"c{i}"].end_date).total_seconds() * 1000
-            for i in range(args.chain - 1)
-        ]
-        gaps.sort()
-        out["chain_tasks"] = args.chain
-        out["chain_latency_ms_median"] = round(statistics.median(gaps), 2)
-        out["chain_latency_ms_p95"] = round(gaps[int(len(gaps) * 0.95) - 1], 2)
+        yield admin_url.rsplit("/", 1)[0] + f"/{name}"
     finally:
-        stop.set()
-        thread.join(10)
-        executor.stop()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
+    tmp = Path(tempfile.mkdtemp(prefix="statewright-bench-"))
+    (tmp / "dags").mkdir()
+    warm = 2 * args.parallelism * schedulers
+    (tmp / "dags" / "bench.py").write_text(
+        DAGS.format(warm=warm, sizes=tuple(args.sizes), chain=args.chain, join=args.join))
+    out: dict[str, Any] = {"schedulers": schedulers}
+    with _database(args.database_url, tmp) as url:
+        engine = make_engine(url)
+        migrate(engine)
+        DagProcessor(engine, tmp / "dags").run_once()
+        ctx = mp.get_context("spawn")
+        stop = ctx.Event()
+        procs = []
+        for _ in range(schedulers):
+            ready = ctx.Event()
+            p = ctx.Process(target=_scheduler_main,
+                            args=(url, str(tmp / "logs"), args.parallelism, stop, ready))
+            p.start()
+            ready.wait(120)
+            procs.append(p)
+        try:
+            out["warmup_state"], _ = _trigger_and_wait(engine, "warm", "warmup", 300)
+            fan: dict[str, Any] = {}
+            for n in args.sizes:
+                state, elapsed = _trigger_and_wait(engine, f"fanout_{n}", "fan", args.timeout)
+                fan[str(n)] = {"state": state, "seconds": round(elapsed, 3),
+                               "tis_per_second": round(n / elapsed, 1)}
+            out["fanout"] = fan
+            if len(args.sizes) > 1:
+                first, last = fan[str(args.sizes[0])], fan[str(args.sizes[-1])]
+                out["ratio_last_to_first"] = round(
+                    last["tis_per_second"] / first["tis_per_second"], 3)
+            if args.chain > 1:
+                out.update(_chain(engine, args.chain, args.timeout))
+        finally:
+            stop.set()
+            for p in procs:
+                p.join(30)
+                if p.is_alive():
+                    p.kill()
+            engine.dispose()
+    return out
+
+
+def _chain(engine: Any, length: int, timeout: float) -> dict[str, Any]:
+    state, _ = _trigger_and_wait(engine, "chain", "chain", timeout)
+    with engine.connect() as conn:
+        run = run_repo.get_by_run_id(conn, "chain", "chain")
+        tis = {t.task_id: t for t in ti_repo.by_run(conn, run.id)}
+    gaps = sorted(
+        (tis[f"c{i + 1}"].start_date - tis[f"c{i}"].end_date).total_seconds() * 1000
+        for i in range(length - 1))
+    return {"chain_state": state, "chain_tasks": length,
+            "chain_latency_ms_median": round(statistics.median(gaps), 2),
+            "chain_latency_ms_p95": round(gaps[max(0, int(len(gaps) * 0.95) - 1)], 2)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1000],
+                   help="fan-out sizes, comma-separated (e.g. 1000,10000)")
+    p.add_argument("--fanout", type=int, help="one fan-out size (same as --sizes N)")
+    p.add_argument("--join", action="store_true",
+                   help="each fan-out ends in one task downstream of all (a fan-in)")
+    p.add_argument("--chain", type=int, default=100)
+    p.add_argument("--parallelism", type=int, default=8)
+    p.add_argument("--database-url", help="a PostgreSQL server (postgresql://…); a fresh "
+                   "database is created on it for the run. Default: SQLite in a temp folder")
+    p.add_argument("--schedulers", type=int, default=1)
+    p.add_argument("--compare-schedulers", action="store_true",
+                   help="run with 1 scheduler, then with --schedulers (default 2); add the ratio")
+    p.add_argument("--timeout", type=float, default=1800.0)
+    args = p.parse_args()
+    if args.fanout:
+        args.sizes = [args.fanout]
+    out: dict[str, Any] = {"benchmark": "throughput",
+                           "database": "postgresql" if args.database_url else "sqlite",
+                           "parallelism": args.parallelism, "join": args.join}
+    if args.compare_schedulers:
+        many = args.schedulers if args.schedulers > 1 else 2
+        one = run_workload(args, 1)
+        several = run_workload(args, many)
+        out["one"], out["several"] = one, several
+        last = str(args.sizes[-1])
+        out["schedulers_ratio"] = round(several["fanout"][last]["tis_per_second"]
+                                        / one["fanout"][last]["tis_per_second"], 3)
+    else:
+        out.update(run_workload(args, args.schedulers))
     print(json.dumps(out))
 
 

@@ -11,6 +11,7 @@
    defer() is called 1 s before the trigger's moment (a TimeDeltaTrigger of 1 s).
 
 Usage: python bench/triggerer.py [--sizes 1000,10000,50000] [--tasks 200]
+       python bench/triggerer.py --one 100000 [--no-fire]   (one size, printed alone)
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _rss_bytes() -> int:
 # -- 1. many triggers in one triggerer ----------------------------------------------------------
 
 
-def hold_triggers(n: int) -> dict[str, Any]:
+def hold_triggers(n: int, *, fire: bool = True) -> dict[str, Any]:
     from sqlalchemy import func, select
 
     from statewright.core.clock import utcnow
@@ -113,6 +114,12 @@ def hold_triggers(n: int) -> dict[str, Any]:
     gc.collect()
     rss_per_trigger = (_rss_bytes() - rss_before) / n
     claimed_before_due = datetime.now(UTC) < due
+    if not fire:
+        job.stop()
+        engine.dispose()
+        shutil.rmtree(tmp, ignore_errors=True)
+        return {"triggers": n, "rss_bytes_per_trigger": round(rss_per_trigger),
+                "claim_seconds": round(claim_seconds, 3)}
     stop = threading.Event()
     thread = threading.Thread(target=job.run_forever, args=(stop,))
     thread.start()
@@ -247,10 +254,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--no-fire", action="store_true",
+                        help="hold and claim only: skip the moment they all fire")
     parser.add_argument("--defer", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(hold_triggers(args.one)))
+        print(json.dumps(hold_triggers(args.one, fire=not args.no_fire)))
         return
     if args.defer:
         print(json.dumps(defer_resume(args.defer)))

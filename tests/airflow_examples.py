@@ -24,9 +24,12 @@ AIRFLOW_TO_STATEWRIGHT = {
     "airflow.providers.standard.operators.bash": "statewright.sdk",
     "airflow.providers.standard.operators.empty": "statewright.sdk",
     "airflow.providers.standard.operators.python": "statewright.sdk",
+    "airflow.providers.standard.operators.hitl": "statewright.sdk",
+    "airflow.sdk.bases.notifier": "statewright.sdk",
+    "airflow.providers.common.compat.sdk": "statewright.sdk",
     "airflow.providers.standard.triggers.file": "statewright.sdk.triggers.watchers",
     "airflow.timetables.assets": "statewright.sdk",
-    "airflow.timetables.trigger": "statewright.core.schedules",
+    "airflow.timetables.trigger": "statewright.core.timetables",
 }
 
 _FROM = re.compile(r"^(?P<indent>\s*)from\s+(?P<module>airflow(?:\.\w+)*)\s+import\b")

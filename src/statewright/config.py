@@ -35,6 +35,14 @@ def _float(env: Mapping[str, str], key: str, default: float) -> float:
             f"{key}={raw!r} is not a number; set it to e.g. {default}.") from None
 
 
+def _non_negative(env: Mapping[str, str], key: str, default: float) -> float:
+    value = _float(env, key, default)
+    if value < 0:
+        raise ConfigurationError(f"{key}={value:g} is negative; set it to 0 or more seconds, "
+                                 f"e.g. {default:g}.")
+    return value
+
+
 def _bool(env: Mapping[str, str], key: str, default: bool) -> bool:
     raw = env.get(key)
     if raw is None or raw == "":
@@ -79,7 +87,12 @@ class Settings:
     """Longest sleep of the scheduler loop when no event wakes it."""
     heartbeat_seconds: float = 5.0
     zombie_threshold_seconds: float = 60.0
+    shutdown_grace_seconds: float = 20.0
+    """On SIGTERM: how long running tries get to stop before they are killed (Interrupted)."""
     queued_timeout_seconds: float = 600.0
+    database_wait_seconds: float = 120.0
+    """A service (scheduler, triggerer, DAG processor, worker) that starts while its database is
+    unreachable tries again, with backoff, for this long before it exits."""
     dags_are_paused_at_creation: bool = False
     load_examples: bool = False
     fernet_key: str | None = None
@@ -112,6 +125,9 @@ class Settings:
     (the worker died) is delivered again. Longer than the longest try."""
     max_map_length: int = 1024
     """The most task instances one mapped task may expand to (more fails the task)."""
+    max_tis_per_run: int = 200_000
+    """The most task instances a triggered run may start with: a bigger DAG's trigger is
+    refused (nothing created) rather than slowing every other run."""
     secret_key: str | None = None
     """Signs the API's JWTs; by default a key generated once into ``$STATEWRIGHT_HOME``."""
     jwt_expiration_seconds: int = 86400
@@ -146,7 +162,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         scheduler_idle_seconds=_float(env, "STATEWRIGHT_SCHEDULER_IDLE_SECONDS", 1.0),
         heartbeat_seconds=_float(env, "STATEWRIGHT_HEARTBEAT_SECONDS", 5.0),
         zombie_threshold_seconds=_float(env, "STATEWRIGHT_ZOMBIE_THRESHOLD_SECONDS", 60.0),
+        shutdown_grace_seconds=_non_negative(env, "STATEWRIGHT_SHUTDOWN_GRACE_SECONDS", 20.0),
         queued_timeout_seconds=_float(env, "STATEWRIGHT_QUEUED_TIMEOUT_SECONDS", 600.0),
+        database_wait_seconds=_non_negative(env, "STATEWRIGHT_DATABASE_WAIT_SECONDS", 120.0),
         dags_are_paused_at_creation=_bool(env, "STATEWRIGHT_DAGS_ARE_PAUSED_AT_CREATION", False),
         load_examples=_bool(env, "STATEWRIGHT_LOAD_EXAMPLES", False),
         fernet_key=env.get("STATEWRIGHT_FERNET_KEY") or None,
@@ -176,8 +194,15 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         celery_visibility_timeout=_positive(
             env, "STATEWRIGHT_CELERY_VISIBILITY_TIMEOUT", _float, 3600.0),
         max_map_length=_positive(env, "STATEWRIGHT_MAX_MAP_LENGTH", _int, 1024),
+        max_tis_per_run=max_tis_per_run(env),
         **_auth_settings(env),
     )
+
+
+def max_tis_per_run(env: Mapping[str, str] | None = None) -> int:
+    """``STATEWRIGHT_MAX_TIS_PER_RUN`` (default 200,000): read where a run is triggered."""
+    return _positive(os.environ if env is None else env, "STATEWRIGHT_MAX_TIS_PER_RUN", _int,
+                     200_000)
 
 
 def _auth_settings(env: Mapping[str, str]) -> dict[str, object]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -125,7 +126,8 @@ def ensure_key_file(home: Path) -> str:
 
 
 def _create_key_file(path: Path) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # one temporary name per thread: two requests of one server may make the key at once
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.fchmod(fd, 0o600)

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_harness import UiServer, add_user, serving, sign_in
+from ui_harness import UiServer, add_user, orders_dag, serving, sign_in
 
 from statewright.config import load_settings
 from statewright.db.engine import make_engine
 from statewright.db.migrate import migrate
-from statewright.sdk import DAG, EmptyOperator, PythonOperator
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -35,22 +33,6 @@ def _chromium_or_skip() -> str:
     if os.environ.get("CI") == "true":
         pytest.fail(why)
     pytest.skip(why)
-
-
-def _check_amount() -> None:
-    print("checking the amount column")
-    raise ValueError("column 'amount' has 3 null values")
-
-
-def orders_dag(fail: bool) -> DAG:
-    with DAG("orders", tags=["demo"], description="orders pipeline") as dag:
-        if fail:
-            check = PythonOperator(task_id="check", python_callable=_check_amount, retries=1,
-                                   retry_delay=timedelta(seconds=0))
-        else:
-            check = EmptyOperator(task_id="check")
-        check >> EmptyOperator(task_id="publish")
-    return dag
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from tests.browser.conftest import _chromium_or_skip
 from ui_harness import UiServer, add_user, serving
 
-from conftest import _chromium_or_skip
 from statewright.config import load_settings
 from statewright.db.engine import make_engine, transaction
 from statewright.db.migrate import migrate

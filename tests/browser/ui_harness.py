@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from sqlalchemy import Engine
 
 from statewright.api.server import make_server
 from statewright.core.clock import utcnow
+from statewright.sdk import DAG, EmptyOperator, PythonOperator
 from statewright.services.auth.accounts import create_token, create_user
 
 
@@ -38,8 +40,6 @@ def add_user(engine: Engine, username: str, role: str) -> dict[str, str]:
 
 def sign_in(context: Any, server: UiServer, username: str) -> None:
     """Give a browser context the session cookie of ``username`` (as the login form would)."""
-    from datetime import timedelta
-
     secret, _ = create_token(server.engine, username, kind="session", name="web UI",
                              now=utcnow(), lifetime=timedelta(hours=1))
     context.add_cookies([{"name": "statewright_session", "value": secret,
@@ -66,3 +66,19 @@ def serving(engine: Engine, settings: Any) -> Iterator[str]:
     finally:
         server.stop()
         thread.join(10)
+
+
+def _check_amount() -> None:
+    print("checking the amount column")
+    raise ValueError("column 'amount' has 3 null values")
+
+
+def orders_dag(fail: bool) -> DAG:
+    with DAG("orders", tags=["demo"], description="orders pipeline") as dag:
+        if fail:
+            check = PythonOperator(task_id="check", python_callable=_check_amount, retries=1,
+                                   retry_delay=timedelta(seconds=0))
+        else:
+            check = EmptyOperator(task_id="check")
+        check >> EmptyOperator(task_id="publish")
+    return dag

@@ -41,6 +41,9 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
         dependencies=[Depends(auth.authorize)],
     )
     app.state.engine = engine
+    from statewright.services import listeners
+
+    listeners.install(engine)  # plugins' listeners hear the changes people make here
     app.state.settings = settings
     install_handlers(app)
     for router in ROUTERS:
@@ -49,6 +52,9 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
     from statewright.api.ui.views import router as ui_router
 
     app.include_router(ui_router)
+    from statewright.api.docs import router as docs_router
+
+    app.include_router(docs_router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     auth.install(app, engine=engine, settings=settings, api_prefix=API_PREFIX)
     return app

@@ -18,17 +18,19 @@ from sqlalchemy import Connection
 
 from statewright.api import schemas as s
 from statewright.api.errors import NotFound
+from statewright.api.version_reads import grid_versions, version_changes
 from statewright.core.mapping import summary_state
 from statewright.core.states import RUN_UNFINISHED
 from statewright.core.task_groups import summarize_group
-from statewright.db.repositories import browse, transitions_log
+from statewright.db.repositories import browse, dag_versions, transitions_log
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import import_errors as import_error_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.secrets.masks import redactor_for_task_instance
-from statewright.services.worker.workload import log_path_for
+from statewright.services.timetable_view import schedule_words
+from statewright.services.worker.log_paths import log_path_for
 
 RECENT_RUNS = 10
 UNFINISHED_RUN_STATES = frozenset(s_.value for s_ in RUN_UNFINISHED)
@@ -50,7 +52,10 @@ def _run_brief(r: Any) -> s.RunBrief:
 def _dag(row: Any, runs: Sequence[Any]) -> dict[str, Any]:
     recent = [_run_brief(r) for r in runs]
     return dict(
-        dag_id=row.dag_id, description=row.description, fileloc=row.fileloc,
+        dag_id=row.dag_id, kind="flow" if row.kind == "flow" else "dag",
+        description=row.description, fileloc=row.fileloc,
+        dag_display_name=getattr(row, "dag_display_name", None)
+        or (getattr(row, "serialized", None) or {}).get("dag_display_name") or row.dag_id,
         is_paused=bool(row.is_paused), is_active=bool(row.is_active),
         schedule=row.schedule_summary, tags=list(row.tags or []),
         max_active_runs=row.max_active_runs, max_active_tasks=row.max_active_tasks,
@@ -83,8 +88,21 @@ def get_dag(conn: Connection, dag_id: str) -> s.DagDetail:
     row = dag_row(conn, dag_id)
     runs = browse.recent_runs(conn, [dag_id], RECENT_RUNS).get(dag_id, [])
     ser = row.serialized or {}
+    tasks, deps, groups = dag_structure(ser)
+    return s.DagDetail(
+        **_dag(row, runs), doc_md=ser.get("doc_md"), timezone=ser.get("timezone"),
+        start_date=ser.get("start_date"), end_date=ser.get("end_date"),
+        catchup=ser.get("catchup"), params=dict(ser.get("params") or {}), tasks=tasks,
+        dependencies=deps, task_groups=groups, schedule_description=schedule_words(ser),
+    )
+
+
+def dag_structure(ser: dict[str, Any]
+                  ) -> tuple[list[s.Task], list[s.Dependency], list[s.TaskGroupInfo]]:
+    """The tasks, dependencies and task groups of a serialized DAG (of any version)."""
     tasks = [
         s.Task(task_id=t["task_id"], operator=t.get("operator", ""),
+               operator_name=t.get("operator_name") or t.get("operator"),
                upstream=list(t.get("upstream", [])), downstream=list(t.get("downstream", [])),
                trigger_rule=str(t.get("trigger_rule", "all_success")),
                retries=int(t.get("retries", 0)), retry_delay=t.get("retry_delay"),
@@ -102,12 +120,7 @@ def get_dag(conn: Connection, dag_id: str) -> s.DagDetail:
     labels = {(e["upstream"], e["downstream"]): e["label"] for e in ser.get("edge_info", [])}
     deps = [s.Dependency(source=up, target=t.task_id, label=labels.get((up, t.task_id)))
             for t in tasks for up in t.upstream]
-    return s.DagDetail(
-        **_dag(row, runs), doc_md=ser.get("doc_md"), timezone=ser.get("timezone"),
-        start_date=ser.get("start_date"), end_date=ser.get("end_date"),
-        catchup=ser.get("catchup"), params=dict(ser.get("params") or {}), tasks=tasks,
-        dependencies=deps, task_groups=_task_groups(ser),
-    )
+    return tasks, deps, _task_groups(ser)
 
 
 def list_import_errors(conn: Connection, *, limit: int, offset: int) -> s.ImportErrorCollection:
@@ -137,7 +150,7 @@ def dag_run(r: Any, counts: dict[str, int] | None = None) -> s.DagRun:
         run_after=r.run_after, queued_at=r.queued_at, start_date=r.start_date,
         end_date=r.end_date, duration=_run_duration(r), conf=dict(r.conf or {}),
         triggered_by=r.triggered_by, clear_number=r.clear_number or 0,
-        task_instance_states=counts,
+        partition_key=getattr(r, "partition_key", None), task_instance_states=counts,
     )
 
 
@@ -243,12 +256,19 @@ def _log_url(dag_id: str, run_id: str, task_id: str, try_number: int,
 
 
 def get_task_instance(conn: Connection, dag_id: str, run_id: str, task_id: str,
-                      map_index: int = -1, *, any_index: bool = False) -> s.TaskInstanceDetail:
+                      map_index: int = -1, *, any_index: bool = False,
+                      trigger_cipher: Any = False) -> s.TaskInstanceDetail:
+    """``trigger_cipher``: describe a deferred one's trigger, its arguments decrypted with this
+    cipher (None: without its arguments); False: not at all."""
     _, row = ti_row(conn, dag_id, run_id, task_id, map_index, any_index=any_index)
     index = row.map_index
     tries: list[s.Try] = []
-    for h in ti_repo.history_of(conn, row.id):
+    history = ti_repo.history_of(conn, row.id)
+    numbers = dag_versions.numbers(
+        conn, [h.dag_version_id for h in history] + [row.dag_version_id])
+    for h in history:
         tries.append(s.Try(
+            dag_version_number=numbers.get(h.dag_version_id),
             try_number=h.try_number, state=h.state, state_name=h.state_name,
             state_message=h.state_message, hostname=h.hostname, pid=h.pid,
             start_date=h.start_date, end_date=h.end_date, duration=h.duration, error=h.error,
@@ -257,12 +277,21 @@ def get_task_instance(conn: Connection, dag_id: str, run_id: str, task_id: str,
     seen = {t.try_number for t in tries}
     if row.try_number > 0 and row.try_number not in seen:
         tries.append(s.Try(
+            dag_version_number=numbers.get(row.dag_version_id),
             try_number=row.try_number, state=row.state, state_name=row.state_name,
             state_message=row.state_message, hostname=row.hostname, pid=row.pid,
             start_date=row.start_date, end_date=row.end_date, duration=row.duration,
             current=True, log_url=_log_url(dag_id, run_id, task_id, row.try_number, index)))
     tries.sort(key=lambda t: t.try_number)
-    return s.TaskInstanceDetail(**_ti(row), tries=tries)
+    task = next((t for t in (dag_repo.get_serialized(conn, dag_id) or {}).get("tasks", [])
+                 if t["task_id"] == task_id), {})
+    trigger = None
+    if trigger_cipher is not False and row.state == "deferred":
+        from statewright.api.ti_trigger import trigger_info
+
+        trigger = trigger_info(conn, row, trigger_cipher)
+    return s.TaskInstanceDetail(**_ti(row), tries=tries, trigger=trigger,
+                                operator_name=task.get("operator_name") or row.operator)
 
 
 def _transition(r: Any) -> s.Transition:
@@ -324,13 +353,15 @@ def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_numbe
 def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
     """The matrix of runs and tasks: a fixed number of statements, whatever its size."""
     row = dag_row(conn, dag_id)
-    runs, total = browse.runs_page(conn, dag_id, limit=limit, offset=offset)
-    runs = list(reversed(runs))  # columns: oldest to newest
+    runs, total = browse.runs_page(conn, dag_id, limit=limit + 1, offset=offset)
+    before = runs[limit] if len(runs) > limit else None  # the run before the page's oldest
+    runs = list(reversed(runs[:limit]))  # columns: oldest to newest
     column = {r.id: i for i, r in enumerate(runs)}
     ser_tasks = (row.serialized or {}).get("tasks", [])
     is_flow = (row.serialized or {}).get("kind") == "flow"  # its task runs unfold as it runs
     rows: dict[str, s.GridRow] = {
         t["task_id"]: s.GridRow(task_id=t["task_id"], operator=t.get("operator"),
+                                operator_name=t.get("operator_name") or t.get("operator"),
                                 is_mapped="expand_input" in t,
                                 role=("setup" if t.get("is_setup") else
                                       "teardown" if t.get("is_teardown") else None),
@@ -339,7 +370,10 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
         for t in ser_tasks
     }
     mapped: dict[tuple[str, int], list[Any]] = {}
+    cells_versions: dict[str, int] = {}  # task → the newest version any of its cells ran
     for c in browse.grid_cells(conn, list(column)):
+        if c.dag_version_id is not None:
+            cells_versions[c.task_id] = max(cells_versions.get(c.task_id, 0), c.dag_version_id)
         grid_row = rows.get(c.task_id)
         if grid_row is None:
             grid_row = rows[c.task_id] = s.GridRow(task_id=c.task_id, in_dag=is_flow,
@@ -351,10 +385,15 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
         grid_row.instances[column[c.dag_run_id]] = _grid_cell(c)
     for (task_id, i), cells in mapped.items():
         rows[task_id].instances[i] = _mapped_cell(cells)
+    numbers = grid_versions(conn, runs, rows, cells_versions)
+    changed = version_changes(runs, before)
     return s.Grid(
         dag_id=dag_id, total_entries=total, offset=offset, limit=limit,
         dag_runs=[s.GridRun(**_run_brief(r).model_dump(), run_type=r.run_type,
-                            duration=_run_duration(r)) for r in runs],
+                            duration=_run_duration(r),
+                            dag_version_number=numbers.get(r.dag_version_id),
+                            version_changed=changed[i])
+                 for i, r in enumerate(runs)],
         rows=list(rows.values()),
         task_groups=_grid_groups(_task_groups(row.serialized or {}), list(rows.values()),
                                  len(runs)),
@@ -389,10 +428,12 @@ def _task_groups(ser: dict[str, Any]) -> list[s.TaskGroupInfo]:
                             ui_color=g.get("ui_color"), ui_fgcolor=g.get("ui_fgcolor"))
             for g in ser.get("task_groups", [])]
 def _grid_cell(c: Any) -> s.GridCell:
-    return s.GridCell(
+    # Built without validation: the values are the database's own, typed by its columns, and
+    # a grid of 1,000 tasks by 25 runs has 25,000 cells.
+    return s.GridCell.model_construct(
         state=c.state, state_name=c.state_name, state_message=c.state_message,
         try_number=c.try_number, max_tries=c.max_tries, start_date=c.start_date,
-        end_date=c.end_date, duration=c.duration)
+        end_date=c.end_date, duration=c.duration, map_count=None, state_counts=None)
 
 
 def _mapped_cell(cells: list[Any]) -> s.GridCell:

@@ -26,6 +26,9 @@ class TriggerDagRunBody(_Request):
         default=None, description="A JSON object passed to the run as dag_run.conf.")
     logical_date: AwareDatetime | None = Field(
         default=None, description="With a timezone, e.g. 2026-01-01T00:00:00Z (default now).")
+    partition_key: str | None = Field(
+        default=None, min_length=1, max_length=250,
+        description="The run's partition key; it must match the DAG's timetable.")
 
 
 RunTarget = Literal["success", "failed", "cancelled", "paused", "running"]
@@ -33,6 +36,9 @@ RunTarget = Literal["success", "failed", "cancelled", "paused", "running"]
 
 class DagRunPatch(_Request):
     state: RunTarget
+    input: Any = Field(
+        default=None, description="With state 'running': the input a paused flow run waits "
+        "for (pause_flow_run(wait_for_input=...)), checked against its JSON schema.")
 
 
 class ClearBody(_Request):
@@ -42,18 +48,35 @@ class ClearBody(_Request):
     include_downstream: StrictBool = False
     task_ids: list[str] | None = Field(
         default=None, description="Tasks to clear (default: all of the run's).")
+    clear_state: StrictBool = Field(
+        default=False, description="Also delete the cleared tasks' task state.")
+    recursive: StrictBool = Field(
+        default=True, description="Follow the cleared tasks' ExternalTaskMarkers into other DAGs.")
 
 
 class TaskClearBody(_Request):
     dry_run: StrictBool = False
+    only_failed: StrictBool = False
     include_upstream: StrictBool = False
     include_downstream: StrictBool = False
+    clear_state: StrictBool = Field(
+        default=False, description="Also delete the cleared tasks' task state.")
+    include_past: StrictBool = Field(
+        default=False, description="Also the same tasks in earlier runs (by logical date).")
+    include_future: StrictBool = Field(
+        default=False, description="Also the same tasks in later runs (by logical date).")
+    recursive: StrictBool = Field(
+        default=True, description="Follow the cleared tasks' ExternalTaskMarkers into other DAGs.")
 
 
 class TaskInstancePatch(_Request):
     new_state: Literal["success", "failed"]
     include_upstream: StrictBool = False
     include_downstream: StrictBool = False
+    include_past: StrictBool = Field(
+        default=False, description="Also the same tasks in earlier runs (by logical date).")
+    include_future: StrictBool = Field(
+        default=False, description="Also the same tasks in later runs (by logical date).")
 
 
 # -- responses ------------------------------------------------------------------------------
@@ -71,6 +94,11 @@ class RunBrief(BaseModel):
 
 class Dag(BaseModel):
     dag_id: str
+    dag_display_name: str | None = None
+    """The name to show (the id unless the DAG sets ``dag_display_name``)."""
+    kind: Literal["dag", "flow"] = Field(
+        default="dag", description="'flow' for a flow (statewright.flows): its task runs are "
+        "created as it runs, so it lists no tasks.")
     description: str | None = None
     fileloc: str | None = None
     is_paused: bool
@@ -97,6 +125,8 @@ class DagCollection(BaseModel):
 class Task(BaseModel):
     task_id: str
     operator: str
+    operator_name: str | None = Field(
+        default=None, description="The name people know it by: '@task' for a decorated task.")
     upstream: list[str]
     downstream: list[str]
     trigger_rule: str
@@ -142,6 +172,30 @@ class DagDetail(Dag):
     dependencies: list[Dependency]
     task_groups: list[TaskGroupInfo] = Field(
         default_factory=list, description="Task groups, enclosing groups first.")
+    schedule_description: str | None = Field(
+        default=None, description="The schedule in words, e.g. 'At 06:00, every day (UTC)'.")
+
+
+class ParamInfo(BaseModel):
+    name: str
+    value: Any = Field(description="The default (null when the param has none).")
+    has_default: bool = True
+    description: str | None = None
+    schema_: dict[str, Any] = Field(default_factory=dict, alias="schema")
+
+
+class DagDetails(DagDetail):
+    """Airflow's ``GET /dags/{dag_id}/details``: the DAG as its details page shows it."""
+
+    doc_md_html: str | None = Field(
+        default=None, description="doc_md rendered as Markdown and sanitized (an allowlist).")
+    timetable_summary: str | None = None
+    timetable_description: str = Field(description="The schedule in words.")
+    next_dagruns: list[datetime] = Field(
+        default_factory=list, description="When the next scheduled runs are due (logical dates).")
+    owners: list[str] = Field(default_factory=list)
+    default_args: dict[str, Any] = Field(default_factory=dict)
+    param_details: list[ParamInfo] = Field(default_factory=list)
 
 
 class ImportErrorEntry(BaseModel):
@@ -174,6 +228,7 @@ class DagRun(BaseModel):
     conf: dict[str, Any] = Field(default_factory=dict)
     triggered_by: str | None = None
     clear_number: int = 0
+    partition_key: str | None = None
     task_instance_states: dict[str, int] | None = Field(
         default=None, description="state → number of task instances (single-run answers).")
 
@@ -231,11 +286,30 @@ class Try(BaseModel):
     error: str | None = None
     traceback: str | None = None
     current: bool = Field(default=False, description="The try in progress (no history row yet).")
+    dag_version_number: int | None = Field(
+        default=None, description="The DAG version the try ran.")
     log_url: str
+
+
+class TriggerInfo(BaseModel):
+    trigger_id: int
+    classpath: str
+    classname: str
+    kwargs: dict[str, Any] | None = Field(
+        default=None, description="Its arguments, secrets masked (null: unreadable).")
+    waits_for: str = Field(description="What it waits for, in words.")
+    created_date: datetime
+    triggerer_id: int | None = Field(default=None, description="The triggerer running it.")
+    timeout: datetime | None = Field(default=None, description="When the wait times out.")
+    next_method: str | None = Field(default=None, description="The method resumed with.")
 
 
 class TaskInstanceDetail(TaskInstance):
     tries: list[Try]
+    operator_name: str | None = Field(
+        default=None, description="The name people know it by: '@task' for a decorated task.")
+    trigger: TriggerInfo | None = Field(
+        default=None, description="A deferred task instance's trigger: what it waits for.")
 
 
 class Transition(BaseModel):
@@ -269,6 +343,11 @@ class TaskLog(BaseModel):
 class GridRun(RunBrief):
     run_type: str
     duration: float | None = None
+    dag_version_number: int | None = Field(
+        default=None, description="The DAG version the run was created with.")
+    version_changed: bool = Field(
+        default=False, description="True when the run's DAG version differs from the one of "
+        "the run before it (the grid marks the change).")
 
 
 class GridCell(BaseModel):
@@ -291,8 +370,12 @@ class GridRow(BaseModel):
     task_id: str
     is_mapped: bool = False
     operator: str | None = None
+    operator_name: str | None = None
     role: str | None = Field(default=None, description="'setup' or 'teardown' for those tasks.")
     in_dag: bool = Field(default=True, description="False for a task no longer in the DAG.")
+    version_number: int | None = Field(
+        default=None, description="A task no longer in the DAG: the newest DAG version that "
+        "had it (the version its newest task instance shown ran).")
     task_group: str | None = Field(default=None,
                                    description="Id of the task group the task is in, if any.")
     instances: list[GridCell | None] = Field(description="One per run, in dag_runs order.")
@@ -333,6 +416,7 @@ class Health(BaseModel):
 
 
 class PlannedChange(BaseModel):
+    dag_run_id: str | None = None
     task_id: str
     map_index: int = -1
     from_state: str
@@ -349,6 +433,10 @@ class PlannedRunChange(BaseModel):
     message: str
 
 
+class PlannedRunChangeOf(PlannedRunChange):
+    dag_run_id: str
+
+
 class ControlResult(BaseModel):
     action: str
     dag_id: str
@@ -358,6 +446,8 @@ class ControlResult(BaseModel):
     notice: str | None = None
     changes: list[PlannedChange]
     run_change: PlannedRunChange | None = None
+    run_changes: list[PlannedRunChangeOf] = Field(
+        default_factory=list, description="Every run's change (several with include_past/future).")
     unchanged: list[dict[str, str]] = Field(default_factory=list)
     results_deleted_for: list[str] = Field(default_factory=list)
     description: list[str] = Field(description="The plan in words (as the CLI prints it).")

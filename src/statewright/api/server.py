@@ -53,6 +53,8 @@ class ApiServer:
     server: uvicorn.Server
     sock: socket.socket
     url: str
+    streams_stop: threading.Event | None = None
+    """Set on stop: open event streams end, so the server does not wait for them."""
 
     def run(self) -> None:
         self.server.run(sockets=[self.sock])
@@ -63,6 +65,8 @@ class ApiServer:
         return thread
 
     def stop(self) -> None:
+        if self.streams_stop is not None:
+            self.streams_stop.set()
         self.server.should_exit = True
 
 
@@ -71,10 +75,12 @@ def make_server(engine: Engine, settings: Settings, *, host: str | None = None,
     host = settings.api_host if host is None else host
     port = settings.api_port if port is None else port
     sock = bind(host, port)
-    config = uvicorn.Config(create_app(engine=engine, settings=settings), log_level=log_level,
-                            access_log=False, lifespan="off")
+    app = create_app(engine=engine, settings=settings)
+    app.state.streams_stop = threading.Event()
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off")
     bound_port = sock.getsockname()[1]  # port 0 asks the system for a free one
-    return ApiServer(uvicorn.Server(config), sock, url_of(host, bound_port))
+    return ApiServer(uvicorn.Server(config), sock, url_of(host, bound_port),
+                     app.state.streams_stop)
 
 
 def start_api_thread(engine: Engine, settings: Settings, stop: threading.Event

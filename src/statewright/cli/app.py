@@ -19,12 +19,32 @@ from statewright.db.migrate import current_revision, head_revision, migrate
 @dataclass
 class App:
     settings: Settings = field(default_factory=load_settings)
+    database_wait_seconds: float = 0.0
+    """How long the first connection waits for an unreachable database (services: see
+    ``as_service``; a one-off command fails at once)."""
+
+    def as_service(self) -> App:
+        """A long-running service waits for its database at start (it may be restarting)."""
+        self.database_wait_seconds = self.settings.database_wait_seconds
+        return self
 
     @cached_property
     def engine(self) -> Engine:
         engine = make_engine(self.settings.database_url)
-        check_connection(engine)
+        check_connection(engine, wait_seconds=self.database_wait_seconds)
+        from statewright.services import listeners
+
+        listeners.install(engine)  # plugins' listeners hear this process's state changes
         return engine
+
+    def close(self) -> None:
+        """Close the database connections this process opened (when the command ends)."""
+        if "engine" in self.__dict__:
+            from statewright.services import listeners
+
+            engine = self.__dict__.pop("engine")
+            listeners.forget(engine)
+            engine.dispose()
 
     def ensure_schema(self) -> None:
         """Migrate when the schema is behind (the embedded default needs no separate step)."""

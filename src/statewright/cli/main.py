@@ -11,12 +11,21 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-from rich.table import Table
+from rich.markup import escape
 
 from statewright.cli.app import App, configure_logging, start_thread
+from statewright.cli.help import RootGroup
 from statewright.cli.identity import cli_actor
-from statewright.cli.output import console, friendly
-from statewright.cli.output import fail as _fail
+from statewright.cli.output import (
+    confirm,
+    console,
+    err,
+    friendly,
+    output_option,
+    print_rows,
+    print_table,
+    yes_option,
+)
 from statewright.cli.output import parse_conf as _parse_conf
 from statewright.core.errors import StatewrightError
 from statewright.core.transitions import Actor
@@ -24,12 +33,14 @@ from statewright.core.transitions import Actor
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="statewright")
 @click.pass_context
+@friendly  # a bad setting is one clear paragraph, not a traceback
 def cli(ctx: click.Context) -> None:
     """statewright: workflows on persisted state machines."""
     ctx.obj = App()
+    ctx.call_on_close(ctx.obj.close)  # the command's database connections end with it
 
 
 # -- db ----------------------------------------------------------------------------------------
@@ -52,15 +63,14 @@ def db_migrate(app: App) -> None:
 
 
 @db.command("reset")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@yes_option
 @click.pass_obj
 @friendly
 def db_reset(app: App, yes: bool) -> None:
     """Drop every table and migrate again: all runs and history are lost."""
     from statewright.db.migrate import reset
 
-    if not yes and not click.confirm("This deletes every DAG run and all history. Continue?"):
-        _fail("cancelled; nothing was changed", 1)
+    confirm("This deletes every DAG run and all history. Continue?", yes=yes)
     reset(app.engine)
     console.print("database reset")
 
@@ -70,7 +80,7 @@ def db_reset(app: App, yes: bool) -> None:
 
 @cli.group()
 def dags() -> None:
-    """DAGs: list, trigger, test, pause."""
+    """DAGs and their runs."""
 
 
 def _sync(app: App, include_examples: bool | None = None) -> None:
@@ -81,46 +91,68 @@ def _sync(app: App, include_examples: bool | None = None) -> None:
 
 
 @dags.command("list")
-@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@output_option
 @click.pass_obj
 @friendly
 def dags_list(app: App, output: str) -> None:
-    """DAGs found in the DAGs folder."""
+    """DAGs found in the DAGs folder; files that failed to import are marked and listed."""
     from statewright.db.repositories import dags as dag_repo
+    from statewright.db.repositories import import_errors
 
     _sync(app)
     with app.engine.connect() as conn:
         rows = dag_repo.list_dags(conn)
-    if output == "json":
-        click.echo(json.dumps([{"dag_id": r.dag_id, "fileloc": r.fileloc, "paused": r.is_paused,
-                                "schedule": r.schedule_summary, "tasks": len(r.serialized["tasks"])}
-                               for r in rows]))
-        return
-    table = Table("dag_id", "tasks", "paused", "schedule", "file")
-    for r in rows:
-        table.add_row(r.dag_id, str(len(r.serialized["tasks"])), str(r.is_paused),
-                      r.schedule_summary or "None", r.fileloc or "")
-    console.print(table)
+        broken = sorted(e.filename for e in import_errors.list_all(conn))
+    listed = [{"dag_id": r.dag_id, "fileloc": r.fileloc, "paused": r.is_paused,
+               "schedule": r.schedule_summary, "tasks": len(r.serialized["tasks"]),
+               "import_error": r.fileloc in broken, "dag_display_name": _display_name(r)}
+              for r in rows]
+    named = any(d["dag_display_name"] != d["dag_id"] for d in listed)
+    for d in listed:
+        d["file"] = f"{d['fileloc'] or ''}{'  (IMPORT ERROR)' if d['import_error'] else ''}"
+        d["schedule_shown"] = d["schedule"] or "None"
+    print_rows(listed, output, ["dag_id", "tasks", "paused", "schedule_shown", "file",
+                                *(["dag_display_name"] if named else [])],
+               labels={"schedule_shown": "schedule", "dag_display_name": "display name"})
+    if broken:
+        out = console if output == "table" else err  # json/yaml/plain stay parseable
+        out.print(f"[red]{len(broken)} file(s) failed to import[/] (their DAGs above are as last "
+                  "imported; `statewright dags errors` shows the errors):", highlight=False)
+        for name in broken:
+            out.print(f"  {name}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _display_name(row: Any) -> str:
+    return str((row.serialized or {}).get("dag_display_name") or row.dag_id)
 
 
 @dags.command("trigger")
 @click.argument("dag_id")
 @click.option("--conf", "-c", help="JSON object passed to the run as dag_run.conf.")
 @click.option("--run-id", help="Run id (default manual__<time>).")
+@click.option("--partition-key", help="The run's partition key (checked against the DAG's "
+                                      "timetable).")
 @click.pass_obj
 @friendly
-def dags_trigger(app: App, dag_id: str, conf: str | None, run_id: str | None) -> None:
+def dags_trigger(app: App, dag_id: str, conf: str | None, run_id: str | None,
+                 partition_key: str | None = None) -> None:
     """Create a manual run of DAG_ID (the scheduler runs it)."""
     from statewright.core.clock import utcnow
     from statewright.db.engine import transaction
     from statewright.services.dag_runs import trigger_dag
 
     conf_obj = _parse_conf(conf)
+    from statewright.db.repositories import dags as dag_repo
+
     _sync(app)
     with transaction(app.engine) as conn:
         _, rid = trigger_dag(conn, dag_id, now=utcnow(), actor=cli_actor(), conf=conf_obj,
-                             run_id=run_id)
-    console.print(f"created run [bold]{rid}[/] of {dag_id} (queued)")
+                             run_id=run_id, partition_key=partition_key)
+        row = dag_repo.get_dag(conn, dag_id)
+    console.print(f"created run [bold]{rid}[/] of {dag_id} (queued)", soft_wrap=True)
+    if row is not None and row.is_paused:
+        err.print(f"[yellow]warning:[/] DAG {dag_id} is paused: the run stays queued until "
+                  f"`statewright dags unpause {dag_id}`.", highlight=False, soft_wrap=True)
 
 
 @dags.command("test")
@@ -130,28 +162,28 @@ def dags_trigger(app: App, dag_id: str, conf: str | None, run_id: str | None) ->
 @friendly
 def dags_test(app: App, dag_id: str, conf: str | None) -> None:
     """Run one DAG run of DAG_ID in this process, showing each task as it finishes."""
-    from statewright.sdk.loader import load_dag_file
     from statewright.services.dag_test import run_dag_test
 
     conf_obj = _parse_conf(conf)
-    found = None
-    for path in sorted(app.settings.dags_folder.rglob("*.py")):
-        result = load_dag_file(path)
-        if dag_id in result.dags:
-            found = result.dags[dag_id]
-            break
+    found = _load_for_test(app, dag_id)
     if found is None:
         raise StatewrightError(
-            f"No DAG with id {dag_id!r} in {app.settings.dags_folder}. Run `statewright dags "
+            f"No DAG with id {dag_id!r} in {app.settings.dags_folder} nor in the example "
+            "DAGs. Run `statewright dags "
             "list` to see the DAGs, and `statewright dags errors` for files that failed.")
     colors = {"success": "green", "failed": "red", "up_for_retry": "yellow", "skipped": "magenta"}
 
     def progress(w: Any, r: Any) -> None:
         label = w.task_id if w.map_index < 0 else f"{w.task_id}[{w.map_index}]"
+        task = found.task_dict.get(w.task_id)
+        if task is not None and task.task_display_name != task.task_id:
+            label += f" ({task.task_display_name})"
+        label = escape(label)
         console.print(f"  {label:<30} try {w.try_number}  [{colors.get(r.kind, 'white')}]"
                       f"{r.kind}[/]{'  ' + r.error if r.error else ''}", highlight=False)
 
-    console.print(f"testing [bold]{dag_id}[/]")
+    shown = "" if found.dag_display_name == dag_id else f" ({found.dag_display_name})"
+    console.print(f"testing [bold]{dag_id}[/]{escape(shown)}")
     res = run_dag_test(found, conf=conf_obj, on_result=progress)
     _print_tis(list(res.task_instances.values()))
     color = "green" if res.state.value == "success" else "red"
@@ -160,30 +192,55 @@ def dags_test(app: App, dag_id: str, conf: str | None) -> None:
         sys.exit(1)
 
 
+def _load_for_test(app: App, dag_id: str) -> Any:
+    """The DAG ``dag_id`` loaded from its file: the file the database knows for it (so every
+    DAG ``dags list`` shows, the bundled examples included), else the first file of the DAGs
+    folder, then of the example DAGs, that defines it."""
+    from pathlib import Path
+
+    from statewright.sdk.loader import load_dag_file
+
+    known: list[Path] = []
+    try:
+        from statewright.db.repositories import dags as dag_repo
+
+        with app.engine.connect() as conn:
+            row = dag_repo.get_dag(conn, dag_id)
+        if row is not None and row.fileloc:
+            known.append(Path(row.fileloc))
+    except Exception:  # no database yet: `dags test` needs none
+        pass
+    folders = (app.settings.dags_folder, app.example_dags_folder())
+    candidates = [*known, *(p for f in folders if f.is_dir() for p in sorted(f.rglob("*.py")))]
+    for path in candidates:
+        result = load_dag_file(path)
+        if dag_id in result.dags:
+            return result.dags[dag_id]
+    return None
+
+
 @dags.command("runs")
 @click.argument("dag_id", required=False)
 @click.option("--limit", default=20, show_default=True)
-@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@output_option
 @click.pass_obj
 @friendly
 def dags_runs(app: App, dag_id: str | None, limit: int, output: str) -> None:
-    """Recent DAG runs."""
+    """Recent DAG runs (run ids whole in every format)."""
     from statewright.db.repositories import runs as run_repo
 
     app.ensure_schema()
     with app.engine.connect() as conn:
         rows = run_repo.list_runs(conn, dag_id, limit)
-    if output == "json":
-        click.echo(json.dumps([{
-            "dag_id": r.dag_id, "run_id": r.run_id, "run_type": r.run_type, "state": r.state,
-            "state_name": r.state_name, **{k: _iso(getattr(r, k)) for k in _RUN_TIMES}}
-            for r in rows]))
-        return
-    table = Table("dag_id", "run_id", "state", "name", "queued", "started", "ended")
-    for r in rows:
-        table.add_row(r.dag_id, r.run_id, r.state, r.state_name, _t(r.queued_at),
-                      _t(r.start_date), _t(r.end_date))
-    console.print(table)
+    listed = [{"dag_id": r.dag_id, "run_id": r.run_id, "run_type": r.run_type, "state": r.state,
+               "state_name": r.state_name, **{k: _iso(getattr(r, k)) for k in _RUN_TIMES},
+               "queued": _t(r.queued_at), "started": _t(r.start_date), "ended": _t(r.end_date)}
+              for r in rows]
+    if output in ("json", "yaml"):
+        for d in listed:
+            del d["queued"], d["started"], d["ended"]
+    print_rows(listed, output, ["dag_id", "run_id", "state", "state_name", "queued", "started",
+                                "ended"], labels={"state_name": "name"})
 
 
 def _t(v: Any) -> str:
@@ -202,7 +259,7 @@ def _iso(v: Any) -> str | None:
 
 @cli.group()
 def tasks() -> None:
-    """Task instances: states and history."""
+    """Task instances: states, history, controls."""
 
 
 def _find_run(app: App, run_id: str, dag_id: str | None) -> Any:
@@ -224,20 +281,45 @@ def _find_run(app: App, run_id: str, dag_id: str | None) -> Any:
 
 
 def _print_tis(tis: list[Any]) -> None:
-    table = Table("task_id", "map_index", "state", "name", "try", "message")
+    rows = []
     for t in tis:
         index = getattr(t, "map_index", -1)
         name = getattr(t, "rendered_map_index", None)
-        table.add_row(t.task_id, "" if index < 0 else f"{index} {name or ''}".strip(),
-                      str(getattr(t.state, "value", t.state)), t.state_name,
-                      str(t.try_number), (t.state_message or "")[:80])
-    console.print(table)
+        rows.append({"task_id": t.task_id,
+                     "map_index": "" if index < 0 else f"{index} {name or ''}".strip(),
+                     "state": str(getattr(t.state, "value", t.state)), "name": t.state_name,
+                     "try": t.try_number, "message": (t.state_message or "")[:80]})
+    print_table(rows, ["task_id", "map_index", "state", "name", "try", "message"])
+
+
+@tasks.command("list")
+@click.argument("dag_id")
+@output_option
+@click.pass_obj
+@friendly
+def tasks_list(app: App, dag_id: str, output: str) -> None:
+    """The tasks of DAG_ID: operator, upstream, trigger rule, retries, timeout, pool."""
+    from statewright.core.durations import duration_words
+    from statewright.db.repositories import dags as dag_repo
+
+    _sync(app)
+    with app.engine.connect() as conn:
+        row = dag_repo.get_dag(conn, dag_id)
+    if row is None:
+        raise StatewrightError(f"No DAG with id {dag_id!r}; see `statewright dags list`.")
+    listed = [{"task_id": t["task_id"], "operator": t["operator"],
+               "upstream": ", ".join(t["upstream"]), "trigger_rule": t["trigger_rule"],
+               "retries": t["retries"], "retry_delay": duration_words(t["retry_delay"]),
+               "execution_timeout": duration_words(t["execution_timeout"]), "pool": t["pool"]}
+              for t in row.serialized["tasks"]]
+    print_rows(listed, output, ["task_id", "operator", "upstream", "trigger_rule", "retries",
+                                "retry_delay", "execution_timeout", "pool"])
 
 
 @tasks.command("states")
 @click.argument("run_id")
 @click.option("--dag-id", help="The DAG, when the run id is not unique.")
-@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@output_option
 @click.pass_obj
 @friendly
 def tasks_states(app: App, run_id: str, dag_id: str | None, output: str) -> None:
@@ -247,16 +329,26 @@ def tasks_states(app: App, run_id: str, dag_id: str | None, output: str) -> None
     run = _find_run(app, run_id, dag_id)
     with app.engine.connect() as conn:
         tis = ti_repo.by_run(conn, run.id)
+    listed = [{"task_id": t.task_id, "map_index": t.map_index,
+               "rendered_map_index": t.rendered_map_index, "state": t.state,
+               "state_name": t.state_name, "try_number": t.try_number} for t in tis]
     if output == "json":
         click.echo(json.dumps({"dag_id": run.dag_id, "run_id": run.run_id, "state": run.state,
-                               "task_instances": [{"task_id": t.task_id,
-                                                   "map_index": t.map_index,
-                                                   "rendered_map_index": t.rendered_map_index,
-                                                   "state": t.state,
-                                                   "state_name": t.state_name,
-                                                   "try_number": t.try_number} for t in tis]}))
+                               "task_instances": listed}))
         return
-    console.print(f"{run.dag_id} / {run.run_id}: [bold]{run.state}[/] ({run.state_name})")
+    if output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump({"dag_id": run.dag_id, "run_id": run.run_id,
+                                   "state": run.state, "task_instances": listed},
+                                  sort_keys=False), nl=False)
+        return
+    if output == "plain":
+        print_rows(listed, output, ["task_id", "map_index", "state", "state_name",
+                                    "try_number"])
+        return
+    console.print(f"{run.dag_id} / {run.run_id}: [bold]{run.state}[/] ({run.state_name})",
+                  highlight=False, soft_wrap=True)
     _print_tis(tis)
 
 
@@ -266,10 +358,11 @@ def tasks_states(app: App, run_id: str, dag_id: str | None, output: str) -> None
 @click.option("--dag-id", help="The DAG, when the run id is not unique.")
 @click.option("--map-index", type=click.IntRange(min=-1), default=None,
               help="One instance of a mapped task (all of them when left out).")
+@output_option
 @click.pass_obj
 @friendly
 def tasks_history(app: App, run_id: str, task_id: str, dag_id: str | None,
-                  map_index: int | None) -> None:
+                  map_index: int | None, output: str) -> None:
     """Every state change of TASK_ID in RUN_ID: map index, from, to, name, actor, try, time."""
     from statewright.db.repositories import task_instances as ti_repo
     from statewright.db.repositories import transitions_log
@@ -286,13 +379,17 @@ def tasks_history(app: App, run_id: str, task_id: str, dag_id: str | None,
         rows = sorted((r for t in tis for r in transitions_log.for_task_instance(conn, t.id)),
                       key=lambda r: r.id)
     mapped = any(r.map_index is not None and r.map_index >= 0 for r in rows)
-    table = Table("at", *(["map_index"] if mapped else []), "from", "to", "name", "actor", "try",
-                  "message")
-    for r in rows:
-        index = [str(r.map_index)] if mapped else []  # the column only for a mapped task
-        table.add_row(r.at.strftime("%H:%M:%S.%f")[:-3], *index, r.from_state or "(created)",
-                      r.to_state, r.name, r.actor, str(r.try_number), (r.message or "")[:70])
-    console.print(table)
+    columns = ["at", *(["map_index"] if mapped else []), "from", "to", "name", "actor", "try",
+               "message"]  # the map_index column only for a mapped task
+    if output != "table":
+        print_rows([{"at": r.at, "map_index": r.map_index, "from": r.from_state,
+                     "to": r.to_state, "name": r.name, "actor": r.actor, "try": r.try_number,
+                     "message": r.message} for r in rows], output, columns)
+        return
+    print_table([{"at": r.at.strftime("%H:%M:%S.%f")[:-3], "map_index": r.map_index,
+                  "from": r.from_state or "(created)", "to": r.to_state, "name": r.name,
+                  "actor": r.actor, "try": r.try_number, "message": (r.message or "")[:70]}
+                 for r in rows], columns)
 
 
 # -- services ----------------------------------------------------------------------------------
@@ -305,7 +402,7 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
     from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
 
     configure_logging()
-    app.ensure_schema()
+    app.as_service().ensure_schema()
     s = app.settings
     stop = threading.Event()
     api_url = None
@@ -364,10 +461,11 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
                       soft_wrap=True)
     while not stop.is_set():
         time.sleep(0.2)
-    console.print("stopping…")
+    console.print(f"stopping: running tries get {s.shutdown_grace_seconds:g} s to end "
+                  "(STATEWRIGHT_SHUTDOWN_GRACE_SECONDS), then end Interrupted…", highlight=False)
     for t in threads:
         t.join(10)
-    executor.stop()
+    executor.stop(grace=s.shutdown_grace_seconds)
 
 
 @cli.command()
@@ -376,6 +474,25 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
 def scheduler(app: App) -> None:
     """Run the scheduler with the executor STATEWRIGHT_EXECUTOR names (local or celery)."""
     _run_services(app, with_processor=False)
+
+
+@cli.command("dag-processor")
+@click.pass_obj
+@friendly
+def dag_processor(app: App) -> None:
+    """Run the DAG processor alone: import the DAG files as they change, record import errors
+    (the scheduler command does not; standalone does)."""
+    from statewright.cli.commands.scheduling import processor_for
+
+    configure_logging()
+    app.as_service().ensure_schema()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    console.print(f"DAG processor reading {app.settings.dags_folder}; database "
+                  f"{app.engine.url.render_as_string()}. Ctrl-C stops.", highlight=False)
+    processor_for(app).run_forever(stop)
+    console.print("DAG processor stopped")
 
 
 @cli.command("api-server")

@@ -1,14 +1,18 @@
-"""What the CLI prints: the consoles, one-paragraph errors, and parsing shared by commands."""
+"""What the CLI prints: the consoles, one-paragraph errors, listings in every ``-o`` format,
+confirmations, and parsing shared by commands."""
 
 from __future__ import annotations
 
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, NoReturn, TypeVar
 
+import click
 from rich.console import Console
+from rich.markup import escape
 
 from statewright.core.errors import StatewrightError
 
@@ -45,3 +49,77 @@ def parse_conf(conf: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise StatewrightError(f"--conf must be a JSON object, got {type(value).__name__}: {conf}")
     return value
+
+
+# -- listings: one ``-o/--output`` flag for every command that lists --------------------------
+
+OUTPUT_FORMATS = ("table", "json", "yaml", "plain")
+
+
+def output_option(fn: F) -> F:
+    """``-o/--output table|json|yaml|plain``: the one flag every listing command takes."""
+    return click.option("--output", "-o", type=click.Choice(OUTPUT_FORMATS), default="table",
+                        show_default=True,
+                        help="table for people; json or yaml for programs; plain: "
+                             "tab-separated with a header line, nothing cut.")(fn)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def print_rows(rows: Sequence[Mapping[str, Any]], output: str, columns: Sequence[str], *,
+               title: str | None = None, labels: Mapping[str, str] | None = None) -> None:
+    """Print ``rows`` (dicts) as ``output``: a table shows ``columns`` (headed by ``labels``);
+    json and yaml carry every key of each row; plain is tab-separated with a header line.
+    No value is ever cut: a table on a terminal folds a long cell, and a table that is not on a
+    terminal (a pipe, a file) is as wide as its widest row."""
+    if output == "json":
+        click.echo(json.dumps([dict(r) for r in rows], indent=2, default=_cell))
+    elif output == "yaml":
+        import yaml
+
+        plain = json.loads(json.dumps([dict(r) for r in rows], default=_cell))
+        click.echo(yaml.safe_dump(plain, sort_keys=False), nl=False)
+    elif output == "plain":
+        click.echo("\t".join((labels or {}).get(c, c) for c in columns))
+        for row in rows:
+            click.echo("\t".join(_cell(row.get(c)).replace("\t", " ").replace("\n", " ")
+                                 for c in columns))
+    else:
+        print_table(rows, columns, title=title, labels=labels)
+
+
+def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *,
+                title: str | None = None, labels: Mapping[str, str] | None = None) -> None:
+    from rich.table import Table
+
+    names = labels or {}
+    table = Table(*(names.get(c, c) for c in columns), title=title)
+    for column in table.columns:
+        column.overflow = "fold"  # never "…": a run id copied from the screen must be whole
+    for row in rows:
+        table.add_row(*(escape(_cell(row.get(c))) for c in columns))
+    out = console if console.is_terminal else Console(width=100_000, highlight=False)
+    out.print(table)
+
+
+def confirm(question: str, *, yes: bool) -> None:
+    """Ask ``question`` unless ``-y/--yes`` was given; "no" (or no answer) exits with code 1,
+    nothing changed."""
+    if yes:
+        return
+    try:
+        agreed = click.confirm(question)
+    except click.Abort:
+        agreed = False
+    if not agreed:
+        fail("cancelled; nothing was changed (-y/--yes skips this question)", 1)
+
+
+def yes_option(fn: F) -> F:
+    return click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")(fn)

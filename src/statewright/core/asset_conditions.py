@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from statewright.core.errors import DagDefinitionError
-from statewright.core.schedules import NullTimetable
+from statewright.core.timetables import NullTimetable
 
 __all__ = [
     "MAX_IDENTIFIER_LENGTH",

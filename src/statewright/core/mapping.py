@@ -175,7 +175,8 @@ def decide_expansion(
 # The state a mapped task's instances show together (Airflow's mapped summary): the first of
 # this order that any instance is in.
 _SUMMARY_ORDER = ("failed", "upstream_failed", "up_for_retry", "up_for_reschedule", "queued",
-                  "scheduled", "deferred", "running", "restarting", "shutdown", "none",
+                  "scheduled", "deferred", "awaiting_input", "running", "restarting", "shutdown",
+                  "none",
                   "success", "skipped", "removed")
 
 

@@ -93,8 +93,9 @@ def _leaves_for_run_state(
 
 
 def _is_deadlocked(unfinished: Sequence[TaskView], any_schedulable: bool) -> bool:
-    """Airflow's ``unfinished.should_schedule and not are_runnable_tasks`` (deferred ones wait)."""
-    if any(ti.state is TI.DEFERRED for ti in unfinished):
+    """Airflow's ``unfinished.should_schedule and not are_runnable_tasks`` (deferred ones and
+    ones awaiting a person's input wait: the run is running, not stuck)."""
+    if any(ti.state in (TI.DEFERRED, TI.AWAITING_INPUT) for ti in unfinished):
         return False
     return bool(unfinished) and not any_schedulable
 

@@ -10,7 +10,8 @@ from enum import StrEnum
 
 
 class TaskInstanceState(StrEnum):
-    """Airflow's 14 task instance states. ``NONE`` is stored as the string ``"none"``."""
+    """Airflow's task instance states (its 14, and 3.3's ``awaiting_input``). ``NONE`` is stored
+    as the string ``"none"``."""
 
     NONE = "none"
     SCHEDULED = "scheduled"
@@ -26,6 +27,7 @@ class TaskInstanceState(StrEnum):
     DEFERRED = "deferred"
     RESTARTING = "restarting"
     SHUTDOWN = "shutdown"
+    AWAITING_INPUT = "awaiting_input"  # a person's response is awaited (human in the loop)
 
 
 class DagRunState(StrEnum):
@@ -74,6 +76,7 @@ class StateName(StrEnum):
     CACHED = "Cached"
     FAILED = "Failed"
     CRASHED = "Crashed"
+    INTERRUPTED = "Interrupted"  # its worker stopped (SIGTERM) and asked the try to end
     TIMED_OUT = "TimedOut"
     SKIPPED = "Skipped"
     UPSTREAM_FAILED = "UpstreamFailed"
@@ -83,6 +86,7 @@ class StateName(StrEnum):
     DEFERRED = "Deferred"
     RESTARTING = "Restarting"
     SHUTDOWN = "Shutdown"
+    AWAITING_INPUT = "AwaitingInput"
     LATE = "Late"
     CANCELLED = "Cancelled"
     PAUSED = "Paused"
@@ -109,6 +113,7 @@ _DEFAULT_TI_NAMES: dict[TaskInstanceState, StateName] = {
     TI.DEFERRED: StateName.DEFERRED,
     TI.RESTARTING: StateName.RESTARTING,
     TI.SHUTDOWN: StateName.SHUTDOWN,
+    TI.AWAITING_INPUT: StateName.AWAITING_INPUT,
 }
 
 _DEFAULT_RUN_NAMES: dict[DagRunState, StateName] = {
@@ -130,18 +135,20 @@ TI_NAMES_BY_TYPE: dict[TaskInstanceState, frozenset[StateName]] = {
         {StateName.SUCCESS, StateName.CACHED, StateName.COMPLETED, StateName.ROLLED_BACK}
     ),
     TI.FAILED: frozenset(
-        {StateName.FAILED, StateName.CRASHED, StateName.TIMED_OUT, StateName.CANCELLED}
+        {StateName.FAILED, StateName.CRASHED, StateName.TIMED_OUT, StateName.CANCELLED,
+         StateName.INTERRUPTED}
     ),
     TI.SKIPPED: frozenset({StateName.SKIPPED, StateName.CANCELLED}),
     TI.UPSTREAM_FAILED: frozenset({StateName.UPSTREAM_FAILED, StateName.CANCELLED}),
     TI.REMOVED: frozenset({StateName.REMOVED}),
     TI.UP_FOR_RETRY: frozenset(
-        {StateName.AWAITING_RETRY, StateName.CRASHED, StateName.TIMED_OUT}
+        {StateName.AWAITING_RETRY, StateName.CRASHED, StateName.TIMED_OUT, StateName.INTERRUPTED}
     ),
     TI.UP_FOR_RESCHEDULE: frozenset({StateName.AWAITING_RESCHEDULE}),
     TI.DEFERRED: frozenset({StateName.DEFERRED}),
     TI.RESTARTING: frozenset({StateName.RESTARTING}),
     TI.SHUTDOWN: frozenset({StateName.SHUTDOWN, StateName.CANCELLING}),
+    TI.AWAITING_INPUT: frozenset({StateName.AWAITING_INPUT}),
 }
 
 RUN_NAMES_BY_TYPE: dict[DagRunState, frozenset[StateName]] = {

@@ -163,6 +163,16 @@ _EXTRA_TI: list[Edge[TaskInstanceState]] = [
     _ti(_T.NONE, _T.RUNNING, "a flow called the task: it runs at once in the flow's process"),
     _ti(_T.RUNNING, _T.RUNNING, "a flow's task retries at once (no delay): Running → Retrying"),
     _ti(_T.UP_FOR_RETRY, _T.RUNNING, "a flow's task retries in the flow's process after its delay"),
+    # Human in the loop (Airflow 3.3's awaiting_input): no process, no slot, no trigger.
+    _ti(_T.RUNNING, _T.AWAITING_INPUT,
+        "the task asked a person for input: its process ends, it holds no slot"),
+    _ti(_T.AWAITING_INPUT, _T.SCHEDULED,
+        "a person responded, or the response timeout passed (defaults or a timeout error): "
+        "the try resumes in its continuation", ANYONE),
+    _ti(_T.AWAITING_INPUT, _T.NONE, "cleared while awaiting input", PEOPLE),
+    _ti(_T.AWAITING_INPUT, _T.REMOVED, "task removed from the DAG"),
+    _ti(_T.AWAITING_INPUT, _T.SKIPPED, "run stopped (fail_stop or cancel) while awaiting input",
+        ANYONE),
 ]
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -16,6 +18,7 @@ from sqlalchemy.pool import NullPool
 from statewright.core.errors import ConfigurationError
 from statewright.db.writer_lock import WriterLock, for_database
 
+_log = logging.getLogger("statewright.db")
 _AFTER_COMMIT_KEY = "statewright_after_commit"
 _WRITE = "statewright_write"
 
@@ -75,30 +78,67 @@ def _sqlite_engine(url: str, *, echo: bool) -> Engine:
     return engine
 
 
-def check_connection(engine: Engine) -> None:
-    """Raise ConfigurationError with a clear message when the database cannot be reached."""
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except OperationalError as exc:
-        url = engine.url.render_as_string(hide_password=True)
-        raise ConfigurationError(
-            f"Cannot connect to the database at {url}: {exc.orig}. Check that the server is "
-            "running and that STATEWRIGHT_DATABASE_URL is right (for the embedded default, "
-            "unset it to use SQLite under $STATEWRIGHT_HOME)."
-        ) from None
+def check_connection(engine: Engine, *, wait_seconds: float = 0.0,
+                     sleep: Callable[[float], None] = time.sleep) -> None:
+    """Raise ConfigurationError with a clear message when the database cannot be reached.
+
+    With ``wait_seconds`` (a long-running service starting while its database restarts), try
+    again with exponential backoff (0.2 s doubling to 5 s) for that long before giving up."""
+    delay, waited = 0.2, 0.0
+    while True:
+        try:
+            with engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+            return
+        except OperationalError as exc:
+            if waited + delay > wait_seconds:
+                _unreachable(engine, exc)
+            _log.warning("the database is unreachable (%s); trying again in %.1fs",
+                         str(exc.orig).strip().splitlines()[0], delay)
+            sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 5.0)
+
+
+def _unreachable(engine: Engine, exc: OperationalError) -> NoReturn:
+    url = engine.url.render_as_string(hide_password=True)
+    raise ConfigurationError(
+        f"Cannot connect to the database at {url}: {exc.orig}. Check that the server is "
+        "running and that STATEWRIGHT_DATABASE_URL is right (for the embedded default, "
+        "unset it to use SQLite under $STATEWRIGHT_HOME)."
+    ) from None
 
 
 @contextmanager
 def transaction(engine: Engine) -> Iterator[Connection]:
     """One transaction; callbacks registered with ``after_commit`` run once it has committed."""
-    callbacks: list[Callable[[], None]] = []
-    with write_connection(engine) as conn:
+    with _after_commit_callbacks() as callbacks, write_connection(engine) as conn:
         conn.info[_AFTER_COMMIT_KEY] = callbacks
         try:
             yield conn
         finally:
             conn.info.pop(_AFTER_COMMIT_KEY, None)
+
+
+@contextmanager
+def transaction_on(conn: Connection) -> Iterator[Connection]:
+    """``transaction`` on a connection the caller keeps open: a loop of many small writes (the
+    flow recorder) skips the pool's checkout and return for each. One thread at a time."""
+    lock = _engine_writer_locks.get(conn.engine)
+    with _after_commit_callbacks() as callbacks, lock if lock is not None else nullcontext():
+        conn.info[_AFTER_COMMIT_KEY] = callbacks
+        try:
+            with _begin_write(conn):
+                yield conn
+        finally:
+            conn.info.pop(_AFTER_COMMIT_KEY, None)
+
+
+@contextmanager
+def _after_commit_callbacks() -> Iterator[list[Callable[[], None]]]:
+    """The list ``after_commit`` fills; run once the block (the commit) ends without error."""
+    callbacks: list[Callable[[], None]] = []
+    yield callbacks
     for cb in callbacks:
         cb()
 
@@ -108,10 +148,14 @@ def write_connection(engine: Engine) -> Iterator[Connection]:
     """A connection in one write transaction (on SQLite: the file's writer lock, then
     ``BEGIN IMMEDIATE``), committed at the end of the block and rolled back on an exception."""
     lock = _engine_writer_locks.get(engine)
-    with lock if lock is not None else nullcontext(), engine.connect() as conn:
-        conn.execution_options(**{_WRITE: True})
-        with conn.begin():
-            yield conn
+    with lock if lock is not None else nullcontext(), engine.connect() as conn, \
+            _begin_write(conn):
+        yield conn
+
+
+def _begin_write(conn: Connection) -> Any:
+    conn.execution_options(**{_WRITE: True})
+    return conn.begin()
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -80,7 +81,11 @@ dag = Table(
     Column("last_parsed_at", UTCDateTime, nullable=True),
     Column("tags", JSON, nullable=True),
     Column("kind", String(20), nullable=False, default="dag", server_default="dag"),  # or flow
+    Column("deadline", JSON, nullable=True),  # the DAG's serialized deadline alerts, if any
     Index(None, "next_dagrun_create_after"),
+    # Covering: the hash is read on every scheduler loop without touching the (large) row.
+    Index(None, "dag_id", "dag_hash"),
+    Index(None, "kind", "dag_id"),  # flows left out of the scheduler's reads, by index
 )
 
 dag_run = Table(
@@ -104,9 +109,13 @@ dag_run = Table(
     Column("end_date", UTCDateTime, nullable=True),
     Column("clear_number", Integer, nullable=False, default=0),
     Column("updated_at", UTCDateTime, nullable=True),
+    Column("dag_version_id", Integer, nullable=True),  # the DAG version it was created with
+    Column("partition_key", String(250), nullable=True),  # partitioned runs (migration 0014)
+    Column("partition_date", UTCDateTime, nullable=True),
     UniqueConstraint("dag_id", "run_id"),
     Index(None, "state", "dag_id"),
     Index(None, "dag_id", "logical_date"),
+    Index(None, "dag_id", "partition_key"),
 )
 
 trigger = Table(
@@ -158,11 +167,16 @@ task_instance = Table(
     Column("next_kwargs", JSON, nullable=True),
     Column("trigger_timeout", UTCDateTime, nullable=True),
     Column("updated_at", UTCDateTime, nullable=True),
+    Column("dag_version_id", Integer, nullable=True),  # the DAG version its try ran (or will)
     UniqueConstraint("dag_run_id", "task_id", "map_index"),
     Index(None, "state", "dag_id"),
     Index(None, "dag_id", "run_id"),
     Index(None, "trigger_id"),
 )
+# The queueing order within a run (``scheduling.queue_candidates``): the first few scheduled
+# task instances of each run are read from the index, never sorted from all of them.
+Index("ix_task_instance_queue_order", task_instance.c.state, task_instance.c.dag_run_id,
+      task_instance.c.priority_weight.desc(), task_instance.c.id)
 
 task_instance_history = Table(
     "task_instance_history",
@@ -185,6 +199,7 @@ task_instance_history = Table(
     Column("error", Text, nullable=True),
     Column("traceback", Text, nullable=True),
     Column("log_path", Text, nullable=True),
+    Column("dag_version_id", Integer, nullable=True),  # the DAG version the try ran
 )
 
 state_transition = Table(
@@ -292,6 +307,7 @@ backfill = Table(
     Column("max_active_runs", Integer, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("completed_at", UTCDateTime, nullable=True),
+    Column("is_paused", Boolean, nullable=False, default=False, server_default=false()),
     Column("updated_at", UTCDateTime, nullable=False),
     Index(None, "completed_at"),
 )
@@ -353,7 +369,11 @@ dag_callback = Table(
 from statewright.db import (  # noqa: E402, F401
     tables_assets,
     tables_auth,
+    tables_deadlines,
     tables_flows,
+    tables_hitl,
     tables_secrets,
+    tables_task_state,
     tables_templating,
+    tables_versions,
 )

@@ -76,6 +76,7 @@ asset_event = Table(
     Column("source_alias", String(1500), nullable=True),  # the alias it was emitted through
     Column("source", String(30), nullable=False),  # task | api | cli | watcher
     Column("timestamp", UTCDateTime, nullable=False),
+    Column("partition_key", String(250), nullable=True),  # migration 0014
     Index(None, "asset_id", "id"),
     Index(None, "source_dag_id", "source_run_id"),
 )

@@ -36,6 +36,10 @@ flow_run = Table(
     Column("pid", Integer, nullable=True),  # the flow's process
     Column("recorder_pid", Integer, nullable=True),
     Column("last_heartbeat_at", UTCDateTime, nullable=True),
+    # a pause under way: {"key": ..., "schema": <JSON schema of the input> | null}
+    Column("wanted_input", JSON, nullable=True),
+    # pauses already resumed: {key: the input given (null without one)}
+    Column("pause_inputs", JSON, nullable=True),
     Index(None, "last_heartbeat_at"),
     Index(None, "parent_dag_run_id"),
 )

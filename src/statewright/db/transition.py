@@ -52,6 +52,8 @@ from statewright.core.states import (
 from statewright.core.transitions import Who, dag_run_edge, task_instance_edge
 from statewright.db.bulk import chunks, insert_many
 from statewright.db.engine import after_commit
+from statewright.db.repositories import dag_versions, deadlines
+from statewright.db.repositories import task_state as task_state_repo
 from statewright.db.tables import dag_run, state_transition, task_instance
 
 ENTITY_TI = "task_instance"
@@ -201,6 +203,8 @@ def create_dag_run(
         )
         .returning(dag_run.c.id)
     ).scalar_one()
+    dag_versions.stamp_runs(conn, [run_pk])
+    deadlines.create_for_runs(conn, [run_pk], now)
     _emit(
         conn,
         [TransitionEvent(ENTITY_RUN, run_pk, dag_id, run_id, None, None, RUN.QUEUED.value,
@@ -245,6 +249,7 @@ def create_task_instances(
         for r in rows
     ]
     conn.execute(insert(task_instance), values)
+    dag_versions.stamp_task_instances(conn, [dag_run_id])
     created = conn.execute(
         select(task_instance.c.id, task_instance.c.task_id, task_instance.c.map_index).where(
             task_instance.c.dag_run_id == dag_run_id,
@@ -368,6 +373,8 @@ def create_dag_runs(
         {**{k: v for k, v in _TI_DEFAULTS.items() if k not in keys},
          "state": none, "state_name": ti_name, "updated_at": now},
     )
+    dag_versions.stamp_runs(conn, run_pks)
+    deadlines.create_for_runs(conn, run_pks, now)
 
     insert_many(
         conn, state_transition, ("entity_id", "dag_id", "run_id"),
@@ -469,7 +476,8 @@ def _insert_map_indexes(conn: Connection, ti_id: int, map_indexes: range, *, act
     c = task_instance.c
     row = conn.execute(select(task_instance).where(c.id == ti_id)).one()._mapping
     same = {k: row[k] for k in ("dag_run_id", "dag_id", "run_id", "task_id", "max_tries",
-                                "operator", "priority_weight", "pool", "pool_slots", "queue")}
+                                "operator", "priority_weight", "pool", "pool_slots", "queue",
+                                "dag_version_id")}
     name = default_ti_name(TI.SCHEDULED).value
     constants = {**same, "state": TI.SCHEDULED.value, "state_name": name, "try_number": 0,
                  "poke_count": 0, "scheduled_at": now, "updated_at": now,
@@ -583,6 +591,8 @@ def _ti_sets(to: TaskInstanceState, increment_try: bool, name: StateName | None,
         plain["state_name"] = default_ti_name(to).value
     if increment_try:
         exprs.add("try_number")
+        if to is TI.RUNNING:
+            exprs.add("dag_version_id")  # a try runs the DAG's code as it is when it starts
     if to is TI.SCHEDULED:
         plain["scheduled_at"] = now
     elif to is TI.QUEUED:
@@ -608,6 +618,8 @@ def _ti_exprs(conn: Connection, keys: Collection[str], increment_try: bool) -> d
             out[k] = c.try_number + 1
         elif k == "state_name":
             out[k] = case((new_try > 1, bindparam("e_retrying")), else_=bindparam("e_running"))
+        elif k == "dag_version_id":
+            out[k] = dag_versions.latest_id(c.dag_id)
         elif k == "duration":
             out[k] = case((c.start_date.is_(None), None),
                           else_=_seconds_between(conn, c.start_date))
@@ -680,6 +692,9 @@ def _seconds_between(conn: Connection, start: ColumnElement[Any]) -> Any:
 # -- DAG runs --------------------------------------------------------------------------------
 
 
+_RUN_TERMINAL_VALUES = frozenset(s.value for s in RUN_TERMINAL)
+
+
 def set_dag_run_state(
     conn: Connection,
     ids: int | Iterable[int],
@@ -735,6 +750,11 @@ def set_dag_run_state(
                                 to.value, state_name, None, actor.value, now)
             )
     _emit(conn, events, message)
+    if to in RUN_TERMINAL and result.changed:
+        deadlines.cancel_for_runs(conn, result.changed, now)
+    # a run that ended and starts over (cleared) begins without what its tasks kept "for the run"
+    task_state_repo.expire_run_retention(conn, [
+        (e.dag_id, e.run_id) for e in events if e.frm in _RUN_TERMINAL_VALUES])
     missing = set(id_list) - set(result.changed)
     if missing:
         for row in conn.execute(select(c.id, c.state).where(c.id.in_(missing))).all():

@@ -36,6 +36,7 @@ from statewright.flows.states import (
     UnknownStateType,
 )
 from statewright.flows.task_runners import (
+    CeleryTaskRunner,
     ProcessPoolTaskRunner,
     TaskArgumentNotSerializable,
     ThreadPoolTaskRunner,
@@ -49,6 +50,7 @@ __all__ = [
     "AwaitingRetry",
     "Cached",
     "Cancelled",
+    "CeleryTaskRunner",
     "CommitMode",
     "Completed",
     "Crashed",

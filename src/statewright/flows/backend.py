@@ -29,6 +29,9 @@ class FlowRunStart:
     """A queued run created for this process (a served flow's scheduled run)."""
     pid: int | None = None
     hostname: str | None = None
+    entrypoint: str | None = None
+    """``path/to/file.py:function`` when the flow is a module's function: what the scheduler
+    starts for a run of the flow triggered from the UI, the API or the CLI."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,9 @@ class FlowRunHandle:
     flow_name: str
     log_template: str | None = None
     """Where a task run's try logs: ``{task_id}`` and ``{try_number}`` to fill in."""
+    taken: frozenset[str] = frozenset()
+    """Task run names the run already has (a resumed run that runs again): new task runs
+    take the next dynamic keys."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,24 @@ class Note:
     kind: str  # "task" or "flow"
     pk: int
     message: str
+
+
+@dataclass(frozen=True)
+class Pause:
+    """``pause_flow_run`` / ``suspend_flow_run``: the run goes ``paused`` (``name``) waiting
+    for the input whose JSON schema is ``schema`` (None: no input, a resume is enough)."""
+
+    run_pk: int
+    name: str
+    key: str
+    schema: dict[str, Any] | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class PauseKey:
+    run_pk: int
+    key: str
 
 
 @dataclass(frozen=True)
@@ -124,6 +148,10 @@ class Backend(Protocol):
 
     def note(self, note: Note) -> None: ...
 
+    def pause(self, pause: Pause) -> None: ...
+
+    def pause_input(self, key: PauseKey) -> tuple[bool, Any]: ...
+
     def cache_get(self, entry: CacheEntry) -> tuple[bool, Any]: ...
 
     def cache_put(self, entry: CacheEntry) -> None: ...
@@ -169,6 +197,13 @@ class RequestBackend:
     def note(self, note: Note) -> None:
         self.request("note", note)
 
+    def pause(self, pause: Pause) -> None:
+        self.request("pause", pause)
+
+    def pause_input(self, key: PauseKey) -> tuple[bool, Any]:
+        done, value = self.request("pause_input", key)
+        return bool(done), value
+
     def register_deployment(self, deployment: Deployment) -> None:
         self.request("register_deployment", deployment)
 
@@ -186,6 +221,8 @@ class MemoryBackend:
     notes: list[Note] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _cache: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+    wanted: dict[int, Pause] = field(default_factory=dict)
+    inputs: dict[tuple[int, str], Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start_flow_run(self, req: FlowRunStart) -> FlowRunHandle:
@@ -230,6 +267,23 @@ class MemoryBackend:
     def note(self, note: Note) -> None:
         with self._lock:
             self.notes.append(note)
+
+    def pause(self, pause: Pause) -> None:
+        with self._lock:
+            self.wanted[pause.run_pk] = pause
+        self.flow_state(Change(pause.run_pk, "running", "paused", pause.name, pause.message))
+
+    def pause_input(self, key: PauseKey) -> tuple[bool, Any]:
+        with self._lock:
+            done = (key.run_pk, key.key) in self.inputs
+            return done, self.inputs.get((key.run_pk, key.key))
+
+    def resume(self, run_pk: int, value: Any = None) -> None:
+        """What a person's resume does (the input is not checked here)."""
+        with self._lock:
+            pause = self.wanted.pop(run_pk)
+            self.inputs[(run_pk, pause.key)] = value
+        self.flow_state(Change(run_pk, "paused", "running", "Running"))
 
     def register_deployment(self, deployment: Deployment) -> None:
         with self._lock:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from statewright.sdk.caching import task_input_hash
+from statewright.core.caching import task_input_hash
 
 __all__ = [
     "DEFAULT", "FLOW_PARAMETERS", "INPUTS", "NO_CACHE", "RUN_ID", "TASK_SOURCE", "CacheKeyFnPolicy",

@@ -77,6 +77,18 @@ class FlowRunContext:
         with self._lock:
             return str(next(self._keys[task_key]))
 
+    def fresh_name(self, task_key: str, make: Callable[[str], str]) -> tuple[str, str]:
+        """The next dynamic key and the task run name ``make`` gives it, past the names the
+        run already has (a resumed run that runs again)."""
+        key = self.next_dynamic_key(task_key)
+        name = make(key)
+        for _ in range(len(self.handle.taken)):
+            if name not in self.handle.taken:
+                break
+            key = self.next_dynamic_key(task_key)
+            name = make(key)
+        return key, name
+
 
 @dataclass
 class TaskRunContext:

@@ -10,6 +10,7 @@ AwaitingRetry then Retrying; Running then Cached on a cache hit.
 from __future__ import annotations
 
 import contextvars
+import inspect
 import logging
 import random
 from collections.abc import Callable, Iterable
@@ -17,8 +18,9 @@ from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from statewright.flows import results
+from statewright.flows.aio import run_coro
 from statewright.flows.backend import CacheEntry, Change, Note, TaskRunStart
-from statewright.flows.cache_policies import json_value
 from statewright.flows.context import (
     FlowRunContext,
     TaskRun,
@@ -43,7 +45,7 @@ from statewright.flows.states import (
     UnknownStateType,
     task_state_of_return,
 )
-from statewright.flows.task_runners import ProcessPoolTaskRunner, TaskArgumentNotSerializable
+from statewright.flows.task_runners import RemoteTaskRunner, TaskArgumentNotSerializable
 from statewright.flows.timeouts import RunTimeout, timeout
 from statewright.flows.transactions import Transaction
 
@@ -168,6 +170,8 @@ def _call_outside_flow(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict
     """As Prefect 3: a task called outside a flow runs plainly, here and now."""
     try:
         value = task.fn(*args, **kwargs)
+        if inspect.iscoroutine(value):
+            value = run_coro(value)
     except Exception as exc:
         if return_state:
             return Failed(message=_exc_message("Task", exc), data=exc)
@@ -192,8 +196,8 @@ def _bind(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -
 def run_task(ctx: FlowRunContext, task: Task[..., Any], args: tuple[Any, ...],
              kwargs: dict[str, Any], wait_for: Iterable[Any] | None) -> State:
     params = _bind(task, args, kwargs)
-    dynamic_key = ctx.next_dynamic_key(task.task_key)
-    name = _task_run_name(task, dynamic_key, params)
+    dynamic_key, name = ctx.fresh_name(task.task_key,
+                                       lambda k: _task_run_name(task, k, params))
     try:
         params = _resolve(params, list(wait_for or []))
     except UpstreamTaskError as exc:
@@ -263,9 +267,10 @@ def _resolve_value(value: Any) -> Any:
 def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
     """The tries of one task run; returns its final state (persisted)."""
     task, run = tctx.task, tctx.task_run
-    key = _cache_key(ctx, tctx)
+    options = results.options_for(task, ctx.flow)
+    key = _cache_key(ctx, tctx, results.policy_for(task, options))
     if key is not None and not task.refresh_cache:
-        hit, value = ctx.backend.cache_get(CacheEntry(ctx.flow.name, task.task_key, key))
+        hit, value = _cached(ctx, task, key)
         if hit:
             state: State = Cached(data=value)
             _persist(ctx, run, state, "running")
@@ -283,27 +288,47 @@ def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
         ctx.running_task_runs.pop(run.id, None)
         _persist(ctx, run, state, "running")
         if state.is_completed() and key is not None:
-            ok, stored = json_value(state.data)
-            if not ok:
-                log.warning("task run %r: its result is not a JSON value; it is not cached",
-                            run.name)
-            else:
-                expires = (datetime.now(UTC) + task.cache_expiration
-                           if task.cache_expiration else None)
-                ctx.backend.cache_put(CacheEntry(ctx.flow.name, task.task_key, key, stored,
-                                                 expires, ctx.handle.run_id, run.run_count))
+            _put(ctx, tctx, key, options, state.data)
         return state
+
+
+def _cached(ctx: FlowRunContext, task: Task[..., Any], key: str) -> tuple[bool, Any]:
+    hit, stored = ctx.backend.cache_get(CacheEntry(ctx.flow.name, task.task_key, key))
+    if not hit:
+        return False, None
+    try:
+        return True, results.load(stored)
+    except Exception as exc:  # its file was removed or cannot be read: run the task
+        log.warning("task %r: its persisted result cannot be read (%s); it runs again",
+                    task.name, exc)
+        return False, None
+
+
+def _put(ctx: FlowRunContext, tctx: TaskRunContext, key: str,
+         options: results.ResultOptions, value: Any) -> None:
+    task, run = tctx.task, tctx.task_run
+    try:
+        stored = results.store(options, key, value)
+    except (results.ResultNotStored, OSError) as exc:
+        log.warning("task run %r: its result is not persisted: %s", run.name, exc)
+        return
+    expires = datetime.now(UTC) + task.cache_expiration if task.cache_expiration else None
+    ctx.backend.cache_put(CacheEntry(ctx.flow.name, task.task_key, key, stored, expires,
+                                     ctx.handle.run_id, run.run_count))
 
 
 def _call(task: Task[..., Any], tctx: TaskRunContext) -> tuple[State, BaseException | None]:
     run = tctx.task_run
     runner = tctx.flow_run_context.flow.task_runner
+    what = f"Task run {run.name!r}"
     try:
-        with timeout(task.timeout_seconds, f"Task run {run.name!r}"):
-            if isinstance(runner, ProcessPoolTaskRunner):
+        with timeout(None if task.isasync else task.timeout_seconds, what):
+            if isinstance(runner, RemoteTaskRunner):
                 value = runner.call(task.name, task.fn, tctx.parameters)
             else:
                 value = task.fn(**tctx.parameters)
+            if inspect.iscoroutine(value):
+                value = run_coro(value, task.timeout_seconds, what)
         return task_state_of_return(value), None
     except TaskArgumentNotSerializable as exc:
         return Failed(message=str(exc), data=exc), None
@@ -363,8 +388,7 @@ def _delay(task: Task[..., Any], run_count: int) -> float:
     return base
 
 
-def _cache_key(ctx: FlowRunContext, tctx: TaskRunContext) -> str | None:
-    policy = tctx.task.cache_policy
+def _cache_key(ctx: FlowRunContext, tctx: TaskRunContext, policy: Any) -> str | None:
     if policy is None:
         return None
     try:

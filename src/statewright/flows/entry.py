@@ -3,12 +3,15 @@ flow's scheduled run adopts its queued run: ``STATEWRIGHT_FLOW_RUN_PK``)."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import inspect
 import json
 import os
 import sys
 from typing import Any
 
+from statewright.flows.flow_engine import FlowRunSuspended
 from statewright.flows.flows import Flow
 from statewright.flows.serving import PARAMETERS_ENV
 
@@ -43,7 +46,14 @@ def main(argv: list[str]) -> int:
         return 2
     flow = load_flow(argv[0])
     parameters = json.loads(os.environ.get(PARAMETERS_ENV) or "{}")
-    state = flow(return_state=True, **parameters)
+    try:
+        state = flow(return_state=True, **parameters)
+        if inspect.iscoroutine(state):  # an async flow
+            state = asyncio.run(state)
+    except FlowRunSuspended:
+        print(f"Flow {flow.name!r}: its run is suspended; resuming it runs it again.",
+              file=sys.stderr)
+        return 0
     return 0 if state.is_completed() else 1
 
 

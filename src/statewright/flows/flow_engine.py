@@ -8,6 +8,7 @@ returns are waited for; they do not change the flow's final state.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
@@ -20,6 +21,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from statewright.flows import run_logs
+from statewright.flows.aio import run_coro
 from statewright.flows.backend import Backend, Change, FlowRunStart, TaskRunStart
 from statewright.flows.context import FlowRun, FlowRunContext, flow_run_ctx, prints_logged
 from statewright.flows.engine import CRASHES, TerminationSignal, crash_running, hook_noter
@@ -73,19 +75,25 @@ def run_flow(flow: Flow[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     return state if return_state else state.result()
 
 
+async def run_flow_async(flow: Flow[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                         *, return_state: bool = False) -> Any:
+    """An async flow's run: the engine runs here; the flow's coroutine on a loop of its own."""
+    return run_flow(flow, args, kwargs, return_state=return_state)
+
+
 def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | None,
          backend: Backend) -> State:
     parent_ti = None
     if parent is not None:
         key = f"{flow.name}-subflow"
+        _k, ti_name = parent.fresh_name(key, lambda k: f"{flow.name}-{k}")
         parent_ti = backend.start_task_run(TaskRunStart(
-            parent.handle.run_pk, f"{flow.name}-{parent.next_dynamic_key(key)}", key, 0,
-            pid=os.getpid(), hostname=HOSTNAME))
+            parent.handle.run_pk, ti_name, key, 0, pid=os.getpid(), hostname=HOSTNAME))
     adopt = os.environ.pop(ADOPT_ENV, None) if parent is None else None
     handle = backend.start_flow_run(FlowRunStart(
         flow.name, _run_name(flow, params), _json_safe(params), _fileloc(flow),
         flow.description, parent_task_run=parent_ti, adopt_run=int(adopt) if adopt else None,
-        pid=os.getpid(), hostname=HOSTNAME))
+        pid=os.getpid(), hostname=HOSTNAME, entrypoint=_entrypoint(flow)))
     run = FlowRun(handle.run_pk, handle.run_id, flow.name, params,
                   parent_task_run_id=parent_ti)
     log_prints = flow.log_prints if flow.log_prints is not None else (
@@ -122,8 +130,11 @@ def _attempts(ctx: FlowRunContext, params: dict[str, Any]) -> State:
         run_hooks(flow.on_running_hooks, flow, run, run.state, "on_running",
                   hook_noter(ctx, "flow", run.id))
         try:
-            with timeout(flow.timeout_seconds, f"Flow run {run.name!r}"):
+            what = f"Flow run {run.name!r}"
+            with timeout(None if flow.isasync else flow.timeout_seconds, what):
                 value = flow.fn(**params)
+                if inspect.iscoroutine(value):
+                    value = run_coro(value, flow.timeout_seconds, what)
             state = final_state_of_return(_futures_to_states(value))
             raised = False
         except RunTimeout as exc:
@@ -241,6 +252,14 @@ def _json_safe(params: dict[str, Any]) -> dict[str, Any]:
 def _fileloc(flow: Flow[..., Any]) -> str | None:
     code = getattr(flow.fn, "__code__", None)
     return code.co_filename if code is not None else None
+
+
+def _entrypoint(flow: Flow[..., Any]) -> str | None:
+    """``file:function`` when the flow's function can be found again by its name."""
+    fileloc, name = _fileloc(flow), getattr(flow.fn, "__qualname__", "")
+    if fileloc is None or not name.isidentifier() or not os.path.isfile(fileloc):
+        return None
+    return f"{os.path.abspath(fileloc)}:{name}"
 
 
 def flow_ctx(what: str) -> FlowRunContext:

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from statewright.flows.hooks import hook_decorator, hook_list
+from statewright.flows.results import serializer_of, storage_of
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -45,11 +46,6 @@ class Flow(Generic[P, R]):
     ) -> None:
         if not callable(fn):
             raise TypeError(f"@flow decorates a function; got {fn!r}.")
-        if inspect.iscoroutinefunction(fn):
-            raise TypeError(
-                f"@flow {getattr(fn, '__name__', fn)!r} is an async function: statewright.flows "
-                "runs synchronous flows; run the coroutine with asyncio.run inside a sync flow."
-            )
         if retries is not None and (not isinstance(retries, int) or retries < 0):
             raise ValueError(f"retries must be an integer ≥ 0; got {retries!r}.")
         if retry_delay_seconds is not None and retry_delay_seconds < 0:
@@ -58,6 +54,7 @@ class Flow(Generic[P, R]):
             raise ValueError(f"timeout_seconds must be > 0; got {timeout_seconds!r}.")
         raw = str(name or getattr(fn, "__name__", type(fn).__name__))
         self.fn = fn
+        self.isasync = inspect.iscoroutinefunction(fn)
         self.name: str = raw.replace("_", "-") if name is None else raw
         if not self.name or "/" in self.name or "%" in self.name or "&" in self.name:
             raise ValueError(f"Flow name {self.name!r} is not allowed: it must not be empty or "
@@ -70,6 +67,9 @@ class Flow(Generic[P, R]):
         self.description = description or inspect.getdoc(fn)
         self.timeout_seconds = timeout_seconds
         self.validate_parameters = validate_parameters
+        self.persist_result = persist_result
+        self.result_storage = storage_of(result_storage)
+        self.result_serializer = serializer_of(result_serializer)
         self.log_prints = log_prints
         self.on_completion_hooks = hook_list(on_completion, "on_completion")
         self.on_failure_hooks = hook_list(on_failure, "on_failure")
@@ -104,12 +104,16 @@ class Flow(Generic[P, R]):
             "log_prints": self.log_prints, "on_completion": self.on_completion_hooks,
             "on_failure": self.on_failure_hooks, "on_cancellation": self.on_cancellation_hooks,
             "on_crashed": self.on_crashed_hooks, "on_running": self.on_running_hooks,
+            "task_runner": self.task_runner, "persist_result": self.persist_result,
+            "result_storage": self.result_storage, "result_serializer": self.result_serializer,
         }
         return Flow(self.fn, **{**keep, **options})
 
     def __call__(self, *args: Any, return_state: bool = False, **kwargs: Any) -> Any:
-        from statewright.flows.flow_engine import run_flow
+        from statewright.flows.flow_engine import run_flow, run_flow_async
 
+        if self.isasync:  # as Prefect's: a coroutine (``await flow()``, ``asyncio.run(flow())``)
+            return run_flow_async(self, args, kwargs, return_state=return_state)
         return run_flow(self, args, kwargs, return_state=return_state)
 
     def serve(self, name: str | None = None, *, cron: str | None = None,

@@ -12,6 +12,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from statewright.flows.cache_policies import CacheKeyFnPolicy, CachePolicy
 from statewright.flows.hooks import hook_decorator, hook_list
+from statewright.flows.results import serializer_of, storage_of
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -82,12 +83,6 @@ class Task(Generic[P, R]):
     ) -> None:
         if not callable(fn):
             raise TypeError(f"@task decorates a function; got {fn!r}.")
-        if inspect.iscoroutinefunction(fn):
-            raise TypeError(
-                f"@task {getattr(fn, '__name__', fn)!r} is an async function: statewright.flows "
-                "runs synchronous tasks (threads); call the coroutine with asyncio.run inside "
-                "a synchronous task."
-            )
         if retries is not None and (not isinstance(retries, int) or retries < 0):
             raise ValueError(f"retries must be an integer ≥ 0; got {retries!r}.")
         if timeout_seconds is not None and timeout_seconds <= 0:
@@ -100,6 +95,7 @@ class Task(Generic[P, R]):
         if cache_key_fn is not None and cache_policy is not None:
             raise ValueError("Give cache_key_fn or cache_policy, not both.")
         self.fn = fn
+        self.isasync = inspect.iscoroutinefunction(fn)
         self.name: str = str(name or getattr(fn, "__name__", type(fn).__name__))
         self.description = description or inspect.getdoc(fn)
         self.tags = tuple(tags or ())
@@ -114,6 +110,8 @@ class Task(Generic[P, R]):
         self.retry_delay_seconds = _retry_delays(retry_delay_seconds)
         self.retry_jitter_factor = retry_jitter_factor
         self.persist_result = persist_result
+        self.result_storage = storage_of(result_storage)
+        self.result_serializer = serializer_of(result_serializer)
         self.timeout_seconds = timeout_seconds
         self.log_prints = log_prints
         self.refresh_cache = bool(refresh_cache)
@@ -149,6 +147,8 @@ class Task(Generic[P, R]):
             self.on_failure_hooks, "on_running": self.on_running_hooks, "on_rollback":
             self.on_rollback_hooks, "on_commit": self.on_commit_hooks,
             "retry_condition_fn": self.retry_condition_fn,
+            "persist_result": self.persist_result, "result_storage": self.result_storage,
+            "result_serializer": self.result_serializer,
         }
         if "cache_key_fn" not in options and "cache_policy" not in options:
             if self.cache_key_fn is not None:
@@ -163,6 +163,8 @@ class Task(Generic[P, R]):
                  wait_for: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         from statewright.flows.engine import call_task
 
+        if self.isasync:  # as Prefect's: a coroutine, to await
+            return _call_async(self, args, kwargs, return_state, wait_for)
         return call_task(self, args, kwargs, return_state=return_state, wait_for=wait_for)
 
     def submit(self, *args: Any, wait_for: Iterable[Any] | None = None, **kwargs: Any) -> Any:
@@ -177,6 +179,18 @@ class Task(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"Task(name={self.name!r})"
+
+
+async def _call_async(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                      return_state: bool, wait_for: Iterable[Any] | None) -> Any:
+    """``await my_async_task(...)``: the task run goes to a worker thread (the flow run's
+    context with it), so that awaiting several at once runs them at once."""
+    import asyncio
+
+    from statewright.flows.engine import call_task
+
+    return await asyncio.to_thread(call_task, task, args, kwargs, return_state=return_state,
+                                   wait_for=wait_for)
 
 
 @overload

@@ -11,7 +11,11 @@ a template field passes on unrendered); ``TaskGroup`` and ``@task_group``; ``Lab
 labels); ``PokeReturnValue`` (what a sensor's poke, or ``@task.sensor``, may return);
 ``BaseHook``, ``Connection``, ``Variable`` and ``mask_secret`` (connections, variables and
 secrets); assets (``Asset``, ``AssetAlias``, ``AssetAll``, ``AssetAny``,
-``AssetOrTimeSchedule``, ``AssetWatcher``, ``@asset``). Running a task lives in
+``AssetOrTimeSchedule``, ``AssetWatcher``, ``@asset``); human in the loop (``HITLOperator``,
+``ApprovalOperator``, ``HITLBranchOperator``, ``HITLEntryOperator``, ``pause_for_input``,
+``BaseNotifier``); durable task state
+(``TaskStateStore``, ``AssetStateStore``, ``NEVER_EXPIRE``: a task's ``task_state_store`` and
+``asset_state_store``). Running a task lives in
 ``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
 """
 
@@ -34,6 +38,7 @@ from statewright.sdk.branch import BaseBranchOperator
 from statewright.sdk.connection import Connection
 from statewright.sdk.context import Context, get_current_context
 from statewright.sdk.dag import DAG, dag
+from statewright.sdk.deadline import AsyncCallback, DeadlineAlert, DeadlineReference, SyncCallback
 from statewright.sdk.decorators import setup, task, teardown
 from statewright.sdk.edges import EdgeModifier, Label
 from statewright.sdk.exceptions import (
@@ -44,15 +49,47 @@ from statewright.sdk.exceptions import (
     TaskTimeout,
 )
 from statewright.sdk.masking import mask_secret
+from statewright.sdk.notifier import BaseNotifier
 from statewright.sdk.operators import (
+    ApprovalOperator,
     BashOperator,
     BranchPythonOperator,
     EmptyOperator,
+    HITLBranchOperator,
+    HITLEntryOperator,
+    HITLOperator,
     PythonOperator,
     ShortCircuitOperator,
+    WeekDay,
 )
 from statewright.sdk.params import Param, ParamsDict, ParamValidationError
+from statewright.sdk.partitions import (
+    AllowedKeyMapper,
+    CronPartitionTimetable,
+    DayWindow,
+    FanOutMapper,
+    FixedKeyMapper,
+    IdentityMapper,
+    MinimumCount,
+    MonthWindow,
+    PartitionedAssetTimetable,
+    PartitionedAtRuntime,
+    PartitionMapper,
+    ProductMapper,
+    RollupMapper,
+    SegmentWindow,
+    StartOfDayMapper,
+    StartOfHourMapper,
+    StartOfMonthMapper,
+    StartOfWeekMapper,
+    StartOfYearMapper,
+    WaitForAll,
+    WeekWindow,
+    Window,
+)
+from statewright.sdk.pause import pause_for_input
 from statewright.sdk.sensors.base import PokeReturnValue
+from statewright.sdk.task_state import NEVER_EXPIRE, AssetStateStore, TaskStateStore
 from statewright.sdk.taskgroup import TaskGroup, task_group
 from statewright.sdk.templating import literal
 from statewright.sdk.variables import Variable
@@ -60,36 +97,71 @@ from statewright.sdk.xcom_arg import XComArg
 
 __all__ = [
     "DAG",
+    "NEVER_EXPIRE",
     "AirflowFailException",
     "AirflowSkipException",
+    "AllowedKeyMapper",
+    "ApprovalOperator",
     "Asset",
     "AssetAlias",
     "AssetAll",
     "AssetAny",
     "AssetOrTimeSchedule",
+    "AssetStateStore",
     "AssetWatcher",
+    "AsyncCallback",
     "BaseBranchOperator",
     "BaseHook",
+    "BaseNotifier",
     "BaseOperator",
     "BashOperator",
     "BranchPythonOperator",
     "Connection",
     "Context",
+    "CronPartitionTimetable",
+    "DayWindow",
+    "DeadlineAlert",
+    "DeadlineReference",
     "EdgeModifier",
     "EmptyOperator",
     "FailTask",
+    "FanOutMapper",
+    "FixedKeyMapper",
+    "HITLBranchOperator",
+    "HITLEntryOperator",
+    "HITLOperator",
+    "IdentityMapper",
     "Label",
+    "MinimumCount",
+    "MonthWindow",
     "Param",
     "ParamValidationError",
     "ParamsDict",
+    "PartitionMapper",
+    "PartitionedAssetTimetable",
+    "PartitionedAtRuntime",
     "PokeReturnValue",
+    "ProductMapper",
     "PythonOperator",
+    "RollupMapper",
+    "SegmentWindow",
     "ShortCircuitOperator",
     "SkipTask",
+    "StartOfDayMapper",
+    "StartOfHourMapper",
+    "StartOfMonthMapper",
+    "StartOfWeekMapper",
+    "StartOfYearMapper",
+    "SyncCallback",
     "TaskGroup",
+    "TaskStateStore",
     "TaskTimeout",
     "TriggerRule",
     "Variable",
+    "WaitForAll",
+    "WeekDay",
+    "WeekWindow",
+    "Window",
     "XComArg",
     "asset",
     "chain",
@@ -99,6 +171,7 @@ __all__ = [
     "literal",
     "macros",
     "mask_secret",
+    "pause_for_input",
     "setup",
     "task",
     "task_group",

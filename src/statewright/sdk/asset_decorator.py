@@ -3,8 +3,9 @@
 ``@asset(schedule=None, uri="s3://b/k")`` on ``def name(...)`` makes ``Asset(name="name",
 uri=...)`` and a DAG ``name`` (``catchup=False``) with one task ``name`` whose outlet is the asset.
 The function's parameters without a default name its inlets: ``self`` receives the asset,
-``context`` the task's context, and any other name the asset of that name (read when the task
-runs); parameters with a default keep it.
+``context`` the task's context, a context key (``outlet_events``, ``dag_run``, ...) its value,
+and any other name the asset of that name (read when the task runs); parameters with a default
+keep it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from statewright.sdk.operators.python import PythonOperator
 
 __all__ = ["AssetDefinition", "asset"]
 
-_SPECIAL = ("self", "context")
+#: Context keys an ``@asset`` function may take by name (Airflow 3.3), rather than inlets.
+_CONTEXT_KEYS = frozenset({"outlet_events", "inlet_events", "triggering_asset_events", "dag_run",
+                           "ti", "task_instance", "params", "run_id", "logical_date",
+                           "partition_key", "partition_date"})
+_SPECIAL = ("self", "context", *sorted(_CONTEXT_KEYS))
 
 
 def _check_arguments(function: Callable[..., Any]) -> None:
@@ -51,6 +56,8 @@ class _AssetMainOperator(PythonOperator):
                 kwargs[name] = self._definition
             elif name == "context":
                 kwargs[name] = context
+            elif name in _CONTEXT_KEYS:
+                kwargs[name] = context.get(name)
             else:
                 kwargs[name] = known.get(name) or Asset(name=name)
         return self.python_callable(**kwargs)

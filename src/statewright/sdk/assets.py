@@ -27,7 +27,7 @@ from statewright.core.asset_conditions import (
     validate_identifier,
 )
 from statewright.core.errors import DagDefinitionError
-from statewright.core.schedules import Timetable, parse_schedule
+from statewright.core.timetables import Timetable, parse_schedule, serialize_timetable
 
 __all__ = [
     "Asset",
@@ -293,7 +293,12 @@ def serialize_assets(schedule: BaseAsset | AssetOrTimeSchedule) -> dict[str, Any
     defined = [a.to_dict() for a in schedule_assets(schedule)]
     if isinstance(schedule, AssetOrTimeSchedule):
         cond = schedule.assets.as_condition()
-        return {"assets": cond, "timetable": schedule.timetable.serialize(),
+        partitions = getattr(schedule, "partition_config", None)  # PartitionedAssetTimetable
+        if partitions is not None:
+            return {"assets": cond, "timetable": serialize_timetable(schedule.timetable),
+                    "partitions": partitions.to_dict(), "defined": defined,
+                    "summary": f"partitions of {describe_condition(cond)}"}
+        return {"assets": cond, "timetable": serialize_timetable(schedule.timetable),
                 "summary": f"{describe_condition(cond)} or {schedule.timetable.summary}",
                 "defined": defined}
     cond = schedule.as_condition()
@@ -392,6 +397,18 @@ class OutletEventAccessor:
     key: Asset | AssetAlias
     extra: dict[str, Any] = field(default_factory=dict)
     added: list[tuple[Asset, dict[str, Any]]] = field(default_factory=list)
+    partitions: list[str] = field(default_factory=list)
+
+    def add_partitions(self, keys: str | Iterable[str]) -> None:
+        """Record this outlet's event once per partition key (duplicates collapse), instead of
+        one event with the run's partition key (Airflow's ``add_partitions``)."""
+        for key in [keys] if isinstance(keys, str) else list(keys):
+            if not isinstance(key, str) or not key.strip() or len(key) > 250:
+                raise ValueError(f"outlet_events[{self.key!r}].add_partitions(): a partition "
+                                 f"key must be a non-empty string of at most 250 characters, "
+                                 f"got {key!r}")
+            if key not in self.partitions:
+                self.partitions.append(key)
 
     def add(self, asset: Asset, extra: Mapping[str, Any] | None = None) -> None:
         """Resolve this alias to ``asset`` for this try: an event of ``asset`` is recorded."""
@@ -428,13 +445,17 @@ class OutletEventAccessors(Mapping[Any, OutletEventAccessor]):
         """What the worker records with the try's success (plain JSON)."""
         extras: dict[str, Any] = {}
         aliased: list[dict[str, Any]] = []
+        partitions: dict[str, list[str]] = {}
         for acc in self._items.values():
+            if acc.partitions:
+                partitions[acc.key.name] = list(acc.partitions)
             if isinstance(acc.key, Asset):
                 extras[acc.key.name] = _check_extra(acc.extra, f"outlet_events[{acc.key!r}]")
             else:
                 aliased.extend({"alias": acc.key.name, "asset": a.to_dict(), "extra": extra}
                                for a, extra in acc.added)
-        return {"extras": extras, "aliased": aliased}
+        return {"extras": extras, "aliased": aliased,
+                **({"partitions": partitions} if partitions else {})}
 
 
 def task_asset_refs(items: Any, where: str) -> list[dict[str, Any]]:
@@ -480,8 +501,10 @@ def serialize_task_assets(task: Any) -> dict[str, Any]:
 
 def asset_context(triggering: Iterable[Mapping[str, Any]] = (),
                   inlets: Iterable[Mapping[str, Any]] = (),
-                  inlet_assets: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """The context keys of assets for one try, from plain event data."""
+                  inlet_assets: Iterable[Mapping[str, Any]] = (),
+                  partition: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The context keys of assets for one try, from plain event data (and the run's
+    partition: ``partition_key`` / ``partition_date``)."""
     inlet_events = InletEventsAccessors(AssetEvent.from_data(e) for e in inlets)
     inlet_events.assets = {a["name"]: Asset(name=a["name"], uri=a["uri"],
                                             group=a.get("group") or "asset")
@@ -491,6 +514,8 @@ def asset_context(triggering: Iterable[Mapping[str, Any]] = (),
         "inlet_events": inlet_events,
         "triggering_asset_events": TriggeringAssetEventsAccessor(
             AssetEvent.from_data(e) for e in triggering),
+        "partition_key": (partition or {}).get("key"),
+        "partition_date": (partition or {}).get("date"),
     }
 
 

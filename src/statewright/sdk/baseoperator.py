@@ -150,7 +150,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         execution_timeout: timedelta | float | None = None,
         trigger_rule: str | TriggerRule = "all_success",
         priority_weight: int = 1,
-        weight_rule: str = "downstream",
+        weight_rule: Any = "downstream",
         pool: str | None = DEFAULT_POOL,
         pool_slots: int = 1,
         queue: str = DEFAULT_QUEUE,
@@ -174,9 +174,13 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         cache_expiration: timedelta | float | None = None,
         outlets: Any = None,
         inlets: Any = None,
+        task_display_name: str | None = None,
         **kwargs: Any,
     ) -> None:
         self.task_id = validate_id(task_id, "task_id")
+        if task_display_name is not None and not isinstance(task_display_name, str):
+            raise DagDefinitionError(f"task {task_id!r}: task_display_name must be a string.")
+        self._task_display_name = task_display_name
         if kwargs:
             known = {
                 *inspect.signature(type(self).__init__).parameters,
@@ -213,12 +217,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         self.priority_weight = _check_int(priority_weight, f"{where}: priority_weight")
         if not _PRIORITY_RANGE[0] <= self.priority_weight <= _PRIORITY_RANGE[1]:
             raise DagDefinitionError(f"{where}: priority_weight must fit in 32 bits.")
-        if weight_rule not in WEIGHT_RULES:
-            raise DagDefinitionError(
-                f"{where}: weight_rule must be one of {', '.join(WEIGHT_RULES)}; "
-                f"got {weight_rule!r}."
-            )
-        self.weight_rule = str(weight_rule)
+        self.weight_rule = _check_weight_rule(weight_rule, where)
         self.pool = DEFAULT_POOL if pool is None else _check_name(pool, f"{where}: pool")
         self.pool_slots = _check_int(pool_slots, f"{where}: pool_slots", minimum=1)
         self.queue = _check_name(queue, f"{where}: queue")
@@ -336,6 +335,10 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         from statewright.sdk.exceptions import TaskDeferralError, TaskDeferralTimeout
 
         kwargs = dict(next_kwargs or {})
+        if next_method == "__input__":  # pause_for_input: run again, with the responses
+            context["ti"].hitl_responses = {**dict(kwargs.get("responses") or {}),
+                                            str(kwargs.get("key")): kwargs.get("event")}
+            return self.execute(context)
         if next_method == "__fail__":
             error = str(kwargs.get("error") or "the trigger failed")
             cls = TaskDeferralTimeout if kwargs.get("reason") == "timeout" else TaskDeferralError
@@ -345,6 +348,11 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         return getattr(self, next_method)(context, **kwargs)
 
     # -- attributes ---------------------------------------------------------------------------
+
+    @property
+    def task_display_name(self) -> str:
+        """The name the UI and CLI show (Airflow's ``task_display_name``; the id by default)."""
+        return getattr(self, "_task_display_name", None) or self.task_id
 
     @property
     def trigger_rule(self) -> TriggerRule:
@@ -664,3 +672,23 @@ def _check_name(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise DagDefinitionError(f"{what} must be a non-empty string, got {value!r}.")
     return value
+
+
+def _check_weight_rule(weight_rule: Any, where: str) -> str:
+    """``weight_rule`` as stored: a built-in rule, or the dotted path of a priority-weight
+    strategy a plugin registers (given as an instance or as the path)."""
+    from statewright.sdk.plugins import PriorityWeightStrategy, priority_weight_strategy
+
+    if isinstance(weight_rule, PriorityWeightStrategy):
+        weight_rule = f"{type(weight_rule).__module__}.{type(weight_rule).__qualname__}"
+    if weight_rule in WEIGHT_RULES:
+        return str(weight_rule)
+    if isinstance(weight_rule, str) and "." in weight_rule:
+        if priority_weight_strategy(weight_rule) is None:
+            raise DagDefinitionError(
+                f"{where}: weight_rule {weight_rule!r} is not a priority-weight strategy any "
+                "plugin registers; list the class in a plugin's priority_weight_strategies")
+        return weight_rule
+    raise DagDefinitionError(
+        f"{where}: weight_rule must be one of {', '.join(WEIGHT_RULES)} or a "
+        f"PriorityWeightStrategy a plugin registers; got {weight_rule!r}.")

@@ -39,6 +39,8 @@ class DagRunInfo:
     logical_date: datetime | None
     data_interval_start: datetime | None
     data_interval_end: datetime | None
+    partition_key: str | None = None
+    partition_date: datetime | None = None
 
 
 @dataclass
@@ -62,6 +64,8 @@ class RuntimeTaskInstance:
     # A sensor in reschedule mode: when this try first poked, and how often it has poked.
     first_poke_at: datetime | None = None
     poke_count: int = 0
+    # Responses to ``pause_for_input`` in this try so far: key -> the response event.
+    hitl_responses: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def task_id(self) -> str:
@@ -183,6 +187,7 @@ def build_context(
     first reads them; ``prev`` holds the ``prev_*_success`` values of the previous successful run.
     """
     from statewright.sdk.context_extras import context_additions, run_params
+    from statewright.sdk.task_state import state_context
 
     conf = dict(conf or {})
     params = run_params(dag, task, conf)
@@ -232,7 +237,10 @@ def build_context(
             task_instance_key_str=f"{dag.dag_id}__{task.task_id}__{ds.replace('-', '')}",
         )
     context.update(context_additions(lazy=lazy, prev=prev))
+    context.update(state_context(dag.dag_id, run_id, task.task_id, map_index, try_number))
     context.update(extra or {})
+    dag_run.partition_key = context.get("partition_key")
+    dag_run.partition_date = context.get("partition_date")
     return context
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -13,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import croniter
 
 from statewright.core.errors import DagDefinitionError
+from statewright.core.timetables import Timetable
 from statewright.sdk import _dag_context
 from statewright.sdk._validation import (
     to_callback_list,
@@ -55,6 +55,7 @@ _RENAMED = {
 }
 _DAG_ARGUMENTS = (
     "dag_id",
+    "dag_display_name",
     "description",
     "schedule",
     "start_date",
@@ -73,6 +74,7 @@ _DAG_ARGUMENTS = (
     "on_success_callback",
     "on_failure_callback",
     "dagrun_timeout",
+    "deadline",
     "template_searchpath",
     "template_undefined",
     "user_defined_macros",
@@ -80,6 +82,30 @@ _DAG_ARGUMENTS = (
     "render_template_as_native_obj",
     "jinja_environment_kwargs",
 )
+
+
+_test_runner: Callable[..., Any] | None = None
+
+
+def set_dag_test_runner(runner: Callable[..., Any] | None) -> None:
+    """Hand in what runs ``dag.test()`` (by default the ``dag_test`` entry point of the
+    ``statewright.runners`` group: the scheduler and executor, in this process)."""
+    global _test_runner
+    _test_runner = runner
+
+
+def dag_test_runner() -> Callable[..., Any]:
+    if _test_runner is None:
+        from importlib.metadata import entry_points
+
+        found = list(entry_points(group="statewright.runners", name="dag_test"))
+        if not found:
+            raise DagDefinitionError(
+                "dag.test() needs statewright's runner, which is not installed here: install "
+                "the statewright package (pip install statewright), not only its SDK files.")
+        set_dag_test_runner(found[0].load())
+    assert _test_runner is not None
+    return _test_runner
 
 
 class DAG:
@@ -107,15 +133,21 @@ class DAG:
         on_success_callback: Any = None,
         on_failure_callback: Any = None,
         dagrun_timeout: timedelta | float | None = None,
+        deadline: Any = None,
         template_searchpath: str | list[str] | None = None,
         template_undefined: type[Any] | None = None,
         user_defined_macros: dict[str, Any] | None = None,
         user_defined_filters: dict[str, Any] | None = None,
         render_template_as_native_obj: bool = False,
         jinja_environment_kwargs: dict[str, Any] | None = None,
+        dag_display_name: str | None = None,
         **kwargs: Any,
     ) -> None:
         self.dag_id = validate_id(dag_id, "dag_id")
+        if dag_display_name is not None and not isinstance(dag_display_name, str):
+            raise DagDefinitionError(f"DAG {dag_id!r}: dag_display_name must be a string.")
+        self.dag_display_name: str = dag_display_name or self.dag_id
+        """The name the UI and CLI show (Airflow's ``dag_display_name``; the id by default)."""
         where = f"DAG {dag_id!r}"
         if kwargs:
             hints = [f"{k!r} is now {_RENAMED[k]!r}" for k in kwargs if k in _RENAMED]
@@ -177,6 +209,9 @@ class DAG:
         self.dagrun_timeout = to_timedelta(
             dagrun_timeout, f"{where}: dagrun_timeout", allow_none=True
         )
+        from statewright.sdk.deadline import to_deadline_list
+
+        self.deadline = to_deadline_list(deadline, where)
         self.task_dict: dict[str, BaseOperator] = {}
         # Task groups (statewright.sdk.taskgroup) and edge labels (statewright.sdk.edges).
         self.task_group_dict: dict[str, TaskGroup] = {}
@@ -364,9 +399,7 @@ class DAG:
             raise DagDefinitionError(
                 f"DAG {self.dag_id!r}: test() got both conf= and run_conf=; they are two names "
                 "of one argument, give only one.")
-        module = importlib.import_module("statewright.services.dag_test")
-        return module.run_dag_test(self, conf=run_conf if run_conf is not None else conf,
-                                   **kwargs)
+        return dag_test_runner()(self, conf=run_conf if run_conf is not None else conf, **kwargs)
 
     # -- templating -----------------------------------------------------------------------------
 
@@ -442,6 +475,13 @@ def _check_schedule(schedule: Any, where: str) -> Any:
         return None
     if is_asset_schedule(schedule):
         return asset_schedule(schedule, where)
+    if isinstance(schedule, Timetable):
+        try:
+            schedule.validate()
+        except Exception as exc:
+            raise DagDefinitionError(f"{where}: timetable {type(schedule).__name__} is not "
+                                     f"valid: {exc}") from exc
+        return schedule
     if isinstance(schedule, timedelta):
         if schedule <= timedelta(0):
             raise DagDefinitionError(f"{where}: a timedelta schedule must be positive.")

@@ -73,6 +73,38 @@ class TaskDeferred(BaseException):
         super().__init__(f"deferred to {classpath}, resuming in {method_name}")
 
 
+class TaskAwaitingInput(BaseException):
+    """Raised by a task that asks a person for input (``HITLOperator``, ``pause_for_input``):
+    the try waits in ``awaiting_input`` with no process, no slot and no trigger, and resumes in
+    ``method_name(context, event=..., **kwargs)`` once a person responds or ``timeout`` passes
+    (Airflow 3.3's ``TaskAwaitingInput``). ``request`` is what the person is asked (subject,
+    body, options, multiple, defaults, params, respondents); the supervising worker records it.
+    """
+
+    def __init__(
+        self,
+        *,
+        method_name: str,
+        request: dict[str, Any],
+        timeout: timedelta | float | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        from statewright.sdk import serde
+
+        if timeout is not None and not isinstance(timeout, timedelta):
+            timeout = timedelta(seconds=float(timeout))
+        if timeout is not None and timeout <= timedelta(0):
+            raise ValueError(f"response_timeout must be positive, got {timeout}")
+        if not request.get("options"):
+            raise ValueError("a request for input needs at least one option")
+        self.method_name = method_name
+        self.timeout: timedelta | None = timeout
+        self.request = serde.serialize(dict(request), path="the request for input")
+        self.kwargs: dict[str, Any] = {
+            str(k): serde.serialize(v, path=f"kwargs[{k!r}]") for k, v in (kwargs or {}).items()}
+        super().__init__(f"awaiting input, resuming in {method_name}")
+
+
 class RescheduleTask(StatewrightError):
     """Raised by a sensor in ``mode="reschedule"``: free the worker, poke again at a moment.
 
@@ -121,6 +153,7 @@ __all__ = [
     "RescheduleTask",
     "SensorTimeout",
     "SkipTask",
+    "TaskAwaitingInput",
     "TaskDeferralError",
     "TaskDeferralTimeout",
     "TaskDeferred",

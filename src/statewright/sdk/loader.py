@@ -72,6 +72,9 @@ def load_dag_file(path: str | Path) -> LoadResult:
     path = Path(path).resolve()
     if not path.is_file():
         return LoadResult(error=f"DAG file {str(path)!r} does not exist or is not a file.")
+    from statewright.sdk.plugins import load_plugins
+
+    load_plugins()  # once per process: timetables, strategies and macros DAGs may name
     name = module_name_for(path)
     sys.modules.pop(name, None)
     spec = importlib.util.spec_from_file_location(name, path)

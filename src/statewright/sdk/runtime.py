@@ -25,6 +25,7 @@ from statewright.sdk.exceptions import (
     FailTask,
     RescheduleTask,
     SkipTask,
+    TaskAwaitingInput,
     TaskDeferred,
     TaskTimeout,
 )
@@ -50,6 +51,7 @@ class OutcomeKind:
     TIMED_OUT = "timed_out"  # execution_timeout passed; may be retried
     DEFERRED = "deferred"  # waits on a trigger; ``extra["deferral"]`` says which
     UP_FOR_RESCHEDULE = "up_for_reschedule"  # a sensor pokes again later; ``extra["reschedule"]``
+    AWAITING_INPUT = "awaiting_input"  # waits for a person; ``extra["hitl"]`` says what is asked
 
 
 @dataclass
@@ -138,6 +140,11 @@ def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
         log.info("Task %s deferred to %s (resumes in %s)", task.task_id, exc.classpath,
                  exc.method_name)
         return _deferred(exc)
+    except TaskAwaitingInput as exc:
+        log.info("Task %s awaits input (resumes in %s)", task.task_id, exc.method_name)
+        return TaskOutcome(kind=OutcomeKind.AWAITING_INPUT, extra={"hitl": {
+            "request": exc.request, "method_name": exc.method_name, "kwargs": exc.kwargs,
+            "timeout": exc.timeout.total_seconds() if exc.timeout is not None else None}})
     except RescheduleTask as exc:
         log.info("Task %s rescheduled to %s", task.task_id, exc.reschedule_date.isoformat())
         return TaskOutcome(kind=OutcomeKind.UP_FOR_RESCHEDULE, extra={"reschedule": {

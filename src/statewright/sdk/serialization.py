@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from statewright.core.timetables import Timetable, serialize_timetable
 from statewright.sdk._validation import seconds_or_none
 from statewright.sdk.assets import is_asset_schedule, serialize_assets, serialize_task_assets
 from statewright.sdk.dag import timezone_name
@@ -25,7 +26,9 @@ def serialize_dag(dag: DAG) -> dict[str, Any]:
         "fileloc": dag.fileloc,
         "description": dag.description,
         "doc_md": dag.doc_md,
-        "schedule": serialize_schedule(dag.schedule),
+        **({"dag_display_name": dag.dag_display_name}
+           if dag.dag_display_name != dag.dag_id else {}),
+        "schedule": serialize_schedule(dag.schedule, dag),
         "start_date": _iso(dag.start_date),
         "end_date": _iso(dag.end_date),
         "timezone": timezone_name(dag.timezone),
@@ -43,7 +46,36 @@ def serialize_dag(dag: DAG) -> dict[str, Any]:
         "tasks": [serialize_task(task) for task in tasks],
         "task_groups": serialize_task_groups(dag),
         "edge_info": serialize_edge_info(dag),
+        **({"deadline": [a.serialize() for a in dag.deadline]} if dag.deadline else {}),
+        **_owners_and_defaults(dag, tasks),
     }
+
+
+def _owners_and_defaults(dag: DAG, tasks: list[BaseOperator]) -> dict[str, Any]:
+    """The tasks' owners and the DAG's default_args, for people (the details page); only
+    when there are any, so a DAG without them keeps its hash."""
+    out: dict[str, Any] = {}
+    owners = sorted({t.owner for t in tasks if getattr(t, "owner", None)})
+    if owners:
+        out["owners"] = owners
+    if dag.default_args:
+        out["default_args"] = {str(k): _plain(v) for k, v in sorted(dag.default_args.items())}
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """A default_args value as JSON: as it is when it is JSON, else as a person reads it."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if callable(value):
+        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
+    return str(value)
 
 
 def serialize_task_groups(dag: DAG) -> list[dict[str, Any]]:
@@ -73,9 +105,14 @@ def serialize_edge_info(dag: DAG) -> list[dict[str, str]]:
     ]
 
 
-def serialize_schedule(schedule: Any) -> Any:
+def serialize_schedule(schedule: Any, dag: DAG | None = None) -> Any:
     if is_asset_schedule(schedule):
         return serialize_assets(schedule)
+    if isinstance(schedule, Timetable):
+        bounds: dict[str, Any] = {} if dag is None else {
+            "start_date": dag.start_date, "end_date": dag.end_date, "catchup": dag.catchup,
+            "now": datetime.now(UTC)}
+        return {"timetable": serialize_timetable(schedule, **bounds)}
     if isinstance(schedule, timedelta):
         return {"timedelta_seconds": schedule.total_seconds()}
     return schedule
@@ -85,7 +122,10 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
         "operator": task.task_type if task.is_mapped else type(task).__name__,
+        **_operator_name(task),
         "task_group": _group_of(task),
+        **({"task_display_name": task.task_display_name}
+           if task.task_display_name != task.task_id else {}),
         **_mapping(task),
         "upstream": sorted(task.upstream_task_ids),
         "downstream": sorted(task.downstream_task_ids),
@@ -118,6 +158,13 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
             "on_state": bool(task.on_state or task.on_state_change),
         },
     }
+
+
+def _operator_name(task: BaseOperator) -> dict[str, str]:
+    """The name people know the task's operator by (``@task`` for ``_PythonDecoratedOperator``,
+    Airflow's ``operator_name``), when it is not the class name."""
+    name = getattr(task, "custom_operator_name", None)
+    return {"operator_name": name} if name and not task.is_mapped else {}
 
 
 def _group_of(task: BaseOperator) -> str | None:

@@ -1,16 +1,23 @@
 """Airflow's timetable classes by their Airflow names (``airflow.timetables.*``).
 
-The timetables themselves are pure rules in ``statewright.core.schedules``; ``AssetOrTimeSchedule``
-lives with the assets.
+The timetables themselves are pure rules in ``statewright.core.timetables``;
+``AssetOrTimeSchedule`` lives with the assets, the partitioned timetables with the partitions.
 """
 
 from __future__ import annotations
 
-from statewright.core.schedules import (
+from statewright.core.timetables import (
     CronDataIntervalTimetable,
     CronTriggerTimetable,
+    DagRunInfo,
+    DataInterval,
     DeltaDataIntervalTimetable,
     DeltaTriggerTimetable,
+    EventsTimetable,
+    MultipleCronTriggerTimetable,
+    NullTimetable,
+    OnceTimetable,
+    TimeRestriction,
     Timetable,
 )
 from statewright.sdk.assets import AssetOrTimeSchedule
@@ -19,7 +26,14 @@ __all__ = [
     "AssetOrTimeSchedule",
     "CronDataIntervalTimetable",
     "CronTriggerTimetable",
+    "DagRunInfo",
+    "DataInterval",
     "DeltaDataIntervalTimetable",
     "DeltaTriggerTimetable",
+    "EventsTimetable",
+    "MultipleCronTriggerTimetable",
+    "NullTimetable",
+    "OnceTimetable",
+    "TimeRestriction",
     "Timetable",
 ]

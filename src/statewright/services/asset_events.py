@@ -12,6 +12,7 @@ from sqlalchemy import Connection
 from statewright.core.errors import StatewrightError
 from statewright.db.repositories import asset_events as event_repo
 from statewright.db.repositories import assets as asset_repo
+from statewright.db.repositories import partitions as partition_repo
 from statewright.db.repositories.asset_events import NewAssetEvent
 
 
@@ -24,6 +25,8 @@ def record_try_outlets(conn: Connection, results: Sequence[Any],
     """The asset events of the tries that reached success (in the caller's transaction)."""
     events: list[NewAssetEvent] = []
     resolved: dict[str, list[str]] = {}
+    run_keys = partition_repo.run_partition_keys(
+        conn, {(r.dag_id, r.run_id) for r in results if (r.extra or {}).get("asset_events")})
     for r in results:
         report = (r.extra or {}).get("asset_events")
         if not report or str(getattr(reached.get(r.ti_id), "value", "")) != "success":
@@ -31,12 +34,15 @@ def record_try_outlets(conn: Connection, results: Sequence[Any],
         source = {"source_dag_id": r.dag_id, "source_run_id": r.run_id,
                   "source_task_id": r.task_id, "source_map_index": r.map_index}
         extras = report.get("extras") or {}
+        added = report.get("partitions") or {}
         for ref in report.get("outlets") or []:
             if "asset" in ref:
                 definition = ref["asset"]
-                events.append(NewAssetEvent(asset=_definition(definition), source="task",
-                                            extra=dict(extras.get(definition["name"]) or {}),
-                                            **source))
+                name = definition["name"]
+                keys = added.get(name) or [run_keys.get((r.dag_id, r.run_id))]
+                events.extend(NewAssetEvent(asset=_definition(definition), source="task",
+                                            extra=dict(extras.get(name) or {}),
+                                            partition_key=key, **source) for key in keys)
         for item in report.get("aliased") or []:
             events.append(NewAssetEvent(asset=_definition(item["asset"]), source="task",
                                         extra=dict(item.get("extra") or {}),

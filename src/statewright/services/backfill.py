@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine
 
 from statewright.core.errors import DagDefinitionError, StatewrightError
-from statewright.core.schedules import DagRunInfo, run_id_for
 from statewright.core.states import RUN
+from statewright.core.timetables import DagRunInfo, run_id_for
 from statewright.core.transitions import Actor
 from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import backfills as backfill_repo
@@ -51,6 +51,10 @@ _FINISHED = frozenset({RUN.SUCCESS.value, RUN.FAILED.value, RUN.CANCELLED.value}
 
 class BackfillError(StatewrightError):
     pass
+
+
+class BackfillNotFound(BackfillError):
+    """The backfill, or the DAG a new backfill names, does not exist."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,24 @@ def _reason_or_action(run: Any, behavior: str) -> tuple[str, str | None]:
     return "skip", f"a run of this date exists ({run.state})"
 
 
+def partition_range(conn: Any, dag_id: str, first: str, last: str) -> tuple[datetime, datetime]:
+    """The logical dates of a range of partition keys of ``dag_id`` (a CronPartitionTimetable
+    DAG); BackfillError naming a key that does not match its timetable."""
+    row = dag_repo.get_dag(conn, dag_id)
+    if row is None:
+        raise BackfillError(f"No DAG with id {dag_id!r} is known. Nothing was created.")
+    timetable = schedule_spec(row.serialized).timetable
+    check = getattr(timetable, "check_key", None)
+    if check is None:
+        raise BackfillError(
+            f"DAG {dag_id!r} has schedule {timetable.summary!r}, whose runs have no partition "
+            "keys: backfill it by --from-date/--to-date. Nothing was created.")
+    try:
+        return check(first), check(last)
+    except DagDefinitionError as exc:
+        raise BackfillError(f"{exc}. Nothing was created.") from None
+
+
 def plan_backfill(conn: Any, dag_id: str, from_date: datetime, to_date: datetime, *,
                   reprocess_behavior: str = "none", max_active_runs: int = 10,
                   run_backwards: bool = False, now: datetime) -> BackfillPlan:
@@ -111,7 +133,7 @@ def plan_backfill(conn: Any, dag_id: str, from_date: datetime, to_date: datetime
             "dates only. Nothing was created.")
     row = dag_repo.get_dag(conn, dag_id)
     if row is None or not row.is_active:
-        raise BackfillError(
+        raise BackfillNotFound(
             f"No DAG with id {dag_id!r} is known. Run `statewright dags list` to see the DAGs "
             "found in the DAGs folder, and `statewright dags errors` for files that failed to "
             "import. Nothing was created.")
@@ -184,6 +206,56 @@ def _short(reason: str | None) -> str | None:
     return "in_flight" if reason.startswith("in flight") else "already_exists"
 
 
+# -- operating a backfill: pause, unpause, cancel (the CLI, the API and the UI) ----------------
+
+
+def _existing(conn: Any, backfill_id: int) -> Any:
+    row = backfill_repo.get(conn, backfill_id)
+    if row is None:
+        raise BackfillNotFound(f"No backfill with id {backfill_id}; list them with "
+                               "GET /api/v1/backfills.")
+    return row
+
+
+def _unfinished(conn: Any, backfill_id: int, doing: str) -> Any:
+    row = _existing(conn, backfill_id)
+    if row.completed_at is not None:
+        raise BackfillError(f"Backfill {backfill_id} of {row.dag_id} is completed: it cannot be "
+                            f"{doing}. Nothing was changed.")
+    return row
+
+
+def set_backfill_paused(engine: Engine, backfill_id: int, paused: bool, *,
+                        now: datetime) -> Any:
+    """Pause (no new run of it is created or cleared; the runs it already made, at most its
+    max_active_runs, go on) or unpause a backfill; returns its row."""
+    with transaction(engine) as conn:
+        _unfinished(conn, backfill_id, "paused" if paused else "unpaused")
+        backfill_repo.set_paused(conn, backfill_id, paused, now)
+        return backfill_repo.get(conn, backfill_id)
+
+
+def cancel_backfill(engine: Engine, backfill_id: int, *, actor: Any = Actor.USER,
+                    now: datetime) -> Any:
+    """Airflow's cancel: pause the backfill, cancel its queued runs (running ones finish), leave
+    its dates without a run alone and mark it completed; returns its row."""
+    from statewright.services.controls.cancel import cancel_run
+
+    set_backfill_paused(engine, backfill_id, True, now=now)
+    with read_snapshot(engine) as conn:
+        b = _existing(conn, backfill_id)
+        queued = backfill_repo.run_ids_in_state(conn, backfill_id, [RUN.QUEUED.value])
+    for run_id in queued:
+        try:
+            cancel_run(engine, run_id, dag_id=b.dag_id, actor=actor, now=now)
+        except StatewrightError as exc:  # started or finished meanwhile: left as it is
+            log.info("backfill %d: run %s not cancelled: %s", backfill_id, run_id, exc)
+    with transaction(engine) as conn:
+        backfill_repo.drop_pending(conn, backfill_id)
+        backfill_repo.complete(conn, backfill_id, now)
+        return backfill_repo.get(conn, backfill_id)
+
+
 # -- carrying backfills out (a scheduler step) ------------------------------------------------
 
 
@@ -234,6 +306,7 @@ def _create_runs(conn: Any, b: Any, rows: list[Any], views: DagViewCache,
             backfill_repo.link(conn, r.id, dag_run_id=None, exception_reason="dag_missing")
         return len(rows)
     view = views.get(b.dag_id, dag.dag_hash, lambda: dag.serialized)
+    key_of = getattr(schedule_spec(view.raw).timetable, "partition_key_of", None)
     existing = backfill_repo.runs_at(conn, b.dag_id, [r.logical_date for r in rows])
     fresh = [r for r in rows if r.logical_date not in existing]
     for r in rows:
@@ -244,7 +317,9 @@ def _create_runs(conn: Any, b: Any, rows: list[Any], views: DagViewCache,
         RunSpec(view=view, run_id=run_id_for("backfill", r.logical_date), run_type="backfill",
                 logical_date=r.logical_date,
                 data_interval=(r.data_interval_start, r.data_interval_end),
-                run_after=r.run_after, conf=b.dag_run_conf, triggered_by="backfill")
+                run_after=r.run_after, conf=b.dag_run_conf, triggered_by="backfill",
+                partition_key=None if key_of is None else key_of(r.logical_date),
+                partition_date=None if key_of is None else r.logical_date)
         for r in fresh
     ], now=now, actor=Actor.SCHEDULER)
     for r, pk in zip(fresh, pks, strict=True):

@@ -24,9 +24,11 @@ from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import transitions_log
+from statewright.services import listeners
 from statewright.services.dag_runs import create_run
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.executors.inprocess import InProcessExecutor
+from statewright.services.scheduler.hitl_timeouts import HITLTimeouts
 from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
 from statewright.services.secrets.store import using_database_store
 from statewright.services.triggerer.inprocess import run_deferred_triggers
@@ -84,6 +86,7 @@ def run_dag_test(
 ) -> DagTestResult:
     """Run ``dag`` once; returns the run with its task instances (state, name, try number)."""
     tmp: tempfile.TemporaryDirectory[str] | None = None
+    owned = engine is None  # made here: closed here, whatever the outcome
     if engine is None:
         if database_url is None:
             tmp = tempfile.TemporaryDirectory(prefix="statewright-test-")
@@ -94,6 +97,8 @@ def run_dag_test(
         keys.enter_context(dag_test_cipher(temporary=tmp is not None))
         keys.enter_context(using_database_store(engine))  # triggers read connections here
         migrate(engine)
+        listeners.remember_dags({dag.dag_id: dag})
+        keys.enter_context(listeners.installed(engine))
         serialized = dag.serialize()
         now = clock()
         with transaction(engine) as conn:
@@ -108,7 +113,8 @@ def run_dag_test(
         scheduler = Scheduler(engine, executor, clock=clock, views=views,
                               config=SchedulerConfig(idle_seconds=0.0,
                                                      max_map_length=max_map_length,
-                                                     only_runs=frozenset({run_pk})))
+                                                     only_runs=frozenset({run_pk})),
+                              extra_steps=[HITLTimeouts()])  # defaults taken at a timeout
         deadline = time.monotonic() + max_wait_seconds
         while True:
             stats = scheduler.run_once()
@@ -127,15 +133,17 @@ def run_dag_test(
             if wait is None or time.monotonic() + wait > deadline:
                 raise RuntimeError(
                     f"dag.test: run {run.run_id} of {dag.dag_id} cannot make progress "
-                    f"(state {run.state}); see its task instances' states")
+                    f"(state {run.state}); see its task instances' states"
+                    f"{_awaiting_input_hint(engine, run_pk)}")
             sleep(wait)
         # The DAG's on_success / on_failure callback, queued when the run ended: run it here.
         run_pending_in_process(engine, {dag.dag_id: dag}, clock=clock)
         return _result(engine, run_pk, str(engine.url))
     finally:
         keys.close()
-        if tmp is not None:
+        if owned:
             engine.dispose()
+        if tmp is not None:
             tmp.cleanup()
 
 
@@ -145,9 +153,30 @@ def _seconds_until_due(engine: Engine, run_pk: int, now: datetime) -> float | No
     due = [t.next_retry_at for t in tis if t.state == TI.UP_FOR_RETRY.value and t.next_retry_at]
     due += [t.reschedule_date for t in tis
             if t.state == TI.UP_FOR_RESCHEDULE.value and t.reschedule_date]
+    due += _input_timeouts(engine, [t.id for t in tis if t.state == TI.AWAITING_INPUT.value])
     if not due:
         return None
     return max(0.0, (min(due) - now).total_seconds()) + 0.001
+
+
+def _input_timeouts(engine: Engine, ti_ids: list[int]) -> list[datetime]:
+    from statewright.db.repositories import hitl as hitl_repo
+
+    with engine.connect() as conn:
+        rows = [hitl_repo.get(conn, pk) for pk in ti_ids]
+    return [r.timeout_at for r in rows if r is not None and r.timeout_at is not None
+            and r.responded_at is None]
+
+
+def _awaiting_input_hint(engine: Engine, run_pk: int) -> str:
+    with engine.connect() as conn:
+        waiting = [t.task_id for t in ti_repo.by_run(conn, run_pk)
+                   if t.state == TI.AWAITING_INPUT.value]
+    if not waiting:
+        return ""
+    return (f": {', '.join(sorted(waiting))} await(s) a person's input, with no response "
+            "timeout; respond with `statewright tasks respond`, the API or the Required "
+            "actions page (pass database_url= to dag.test() to keep the database)")
 
 
 def _result(engine: Engine, run_pk: int, url: str) -> DagTestResult:

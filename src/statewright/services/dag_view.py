@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -140,6 +141,8 @@ class DagView:
         for tid, t in self.tasks.items():
             if t.weight_rule == "absolute":
                 out[tid] = t.priority_weight
+            elif "." in t.weight_rule:  # a plugin's PriorityWeightStrategy
+                out[tid] = _strategy_weight(t)
             elif t.weight_rule == "upstream":
                 out[tid] = t.priority_weight + sum(
                     self.tasks[u].priority_weight for u in closure(tid, "upstream"))
@@ -184,6 +187,33 @@ class DagViewCache:
 
 
 _PRIORITY_MIN, _PRIORITY_MAX = -(2**31), 2**31 - 1
+
+
+@dataclass(frozen=True)
+class _NewTaskInstance:
+    """What a priority-weight strategy sees of a task instance being created."""
+
+    task_id: str
+    priority_weight: int
+    try_number: int = 0
+    map_index: int = -1
+
+
+def _strategy_weight(t: TaskView) -> int:
+    """The weight a plugin's strategy gives a new task instance; the task's own
+    ``priority_weight`` when no plugin registers the strategy or it raises (logged)."""
+    from statewright.sdk.plugins import priority_weight_strategy
+
+    cls = priority_weight_strategy(t.weight_rule)
+    try:
+        if cls is None:
+            raise LookupError(f"no plugin registers the strategy {t.weight_rule!r}")
+        return int(cls().get_weight(_NewTaskInstance(t.task_id, t.priority_weight)))
+    except Exception:
+        logging.getLogger(__name__).exception(
+            "priority weight of task %s: strategy %s failed; using priority_weight %s",
+            t.task_id, t.weight_rule, t.priority_weight)
+        return t.priority_weight
 
 
 def db_safe_priority(weight: int) -> int:

@@ -27,6 +27,8 @@ def test_generated_requests_get_no_5xx_and_answers_match_the_schema(
     headers = auth_headers(engine)
     schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", app, headers=headers)
     operations = [result.ok() for result in schema.get_all_operations()]
+    # an event stream never ends by itself (test_live_events_api.py covers it over a server)
+    operations = [o for o in operations if not o.path.endswith("/events/stream")]
     assert len(operations) > 20
     for operation in operations:
         _exercise(operation, lambda: auth_headers(engine))

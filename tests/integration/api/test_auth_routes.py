@@ -70,6 +70,8 @@ def test_every_route_answers_401_without_and_403_with_a_small_role(
                 continue
             assert anonymous.status_code == 401, (method, path, anonymous.text)
             assert anonymous.json()["detail"].startswith("Not authenticated")
+            if path.endswith("/events/stream"):
+                continue  # endless: a viewer's stream is read over a server in test_live_events_api
             for role in Role:
                 res = client.request(method, url, json={}, headers=headers[role])
                 if allows(role, perm):

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
+from tests.cli_helpers import cli_uses_engine
 
 from statewright.api import create_app
 from statewright.cli.main import cli
@@ -96,7 +97,7 @@ def test_an_event_for_an_unknown_asset_is_refused(client: TestClient, synced: An
 
 def test_cli_list_emit_events(synced: Any, engine: Engine, tmp_path: Path,
                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("statewright.cli.app.make_engine", lambda url, **kw: engine)
+    cli_uses_engine(monkeypatch, engine)
     env = {"STATEWRIGHT_HOME": str(tmp_path / "home"),
            "STATEWRIGHT_DAGS_FOLDER": str(tmp_path), "STATEWRIGHT_DATABASE_URL": "sqlite:///x"}
 

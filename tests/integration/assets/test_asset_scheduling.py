@@ -202,7 +202,7 @@ def test_no_event_triggers_a_dag_twice(assets_harness: Callable, engine: Engine)
 def test_asset_or_time_schedule_runs_on_both(assets_harness: Callable) -> None:
     from datetime import UTC, datetime
 
-    from statewright.core.schedules import CronTriggerTimetable
+    from statewright.core.timetables import CronTriggerTimetable
     from statewright.sdk import AssetOrTimeSchedule
 
     h = assets_harness(datetime(2026, 1, 6, 23, 0, tzinfo=UTC))  # a Tuesday

@@ -299,6 +299,14 @@ class _Stale:
     task_id: str = "stale"
 
 
+# The broker's path (kombu) and the database's (the door) do not meet: each broker and each
+# database once, not every pair of them.
+EACH_ONCE = pytest.mark.parametrize(("engine", "broker_url"),
+                                    [("sqlite", "redis"), ("postgres", "rabbitmq")],
+                                    indirect=True, ids=["sqlite-redis", "postgres-rabbitmq"])
+
+
+@EACH_ONCE
 def test_a_dag_runs_on_a_celery_worker_and_duplicates_start_nothing(
         outcomes: Deployment) -> None:
     d = outcomes
@@ -451,6 +459,7 @@ def from_airflow(engine: Engine, broker_url: str, tmp_path: Path,
     yield from _deploy(engine, broker_url, tmp_path, AIRFLOW_FILE)
 
 
+@pytest.mark.parametrize(("engine", "broker_url"), [("sqlite", "rabbitmq")], indirect=True)
 def test_an_unedited_airflow_file_runs_on_a_celery_worker(from_airflow: Deployment) -> None:
     d = from_airflow
     d.start_worker(STATEWRIGHT_AIRFLOW_COMPAT="true")

@@ -88,7 +88,8 @@ def test_bad_conf_is_rejected_before_anything_is_created(env: dict[str, str]) ->
 def test_a_broken_dag_file_is_reported_and_others_still_load(env: dict[str, str]) -> None:
     Path(env["STATEWRIGHT_DAGS_FOLDER"], "broken.py").write_text("import nonexistent_module\n")
     listed = run(env, "dags", "list", "-o", "json")
-    assert [d["dag_id"] for d in json.loads(listed.output)] == ["good"]
+    assert [d["dag_id"] for d in json.loads(listed.stdout)] == ["good"]
+    assert "broken.py" in listed.stderr  # the note goes beside the JSON, not into it
     errors = run(env, "dags", "errors")
     assert errors.exit_code == 1
     assert "broken.py" in errors.output and "nonexistent_module" in errors.output

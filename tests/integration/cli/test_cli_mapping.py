@@ -61,7 +61,7 @@ def test_states_history_clear_and_why_per_map_index(env: dict[str, str]) -> None
 
     dry = run(env, "tasks", "clear", run_id, "-t", "square", "--map-index", "2", "--dry-run")
     assert dry.exit_code == 0 and "square[2]" in dry.output and "square[0]" not in dry.output
-    marked = run(env, "tasks", "mark-failed", run_id, "square", "--map-index", "0")
+    marked = run(env, "tasks", "mark-failed", run_id, "square", "--map-index", "0", "-y")
     assert marked.exit_code == 0 and "square[0]" in marked.output
 
     why = run(env, "tasks", "why", run_id, "square")

@@ -104,7 +104,7 @@ def test_clear_of_an_unknown_task_is_a_clear_error(env: dict[str, str], failed_r
 
 
 def test_mark_task_and_mark_run_are_idempotent(env: dict[str, str], failed_run: str) -> None:
-    res = run(env, "tasks", "mark-success", "r1", "b", "--downstream")
+    res = run(env, "tasks", "mark-success", "r1", "b", "--downstream", "-y")
     assert res.exit_code == 0 and "task b: failed -> success" in res.output
     assert _states(env)["run"] == "success"
     again = run(env, "tasks", "mark-success", "r1", "b")
@@ -112,7 +112,7 @@ def test_mark_task_and_mark_run_are_idempotent(env: dict[str, str], failed_run: 
     same = run(env, "dags", "runs", "mark-success", "r1")
     assert same.exit_code == 0
     assert "nothing changed: the run is success already" in same.output
-    failed = run(env, "dags", "runs", "mark-failed", "r1", "--dag-id", "cli_controls")
+    failed = run(env, "dags", "runs", "mark-failed", "r1", "--dag-id", "cli_controls", "-y")
     assert failed.exit_code == 0 and "run: success -> failed" in failed.output
     unknown = run(env, "tasks", "mark-failed", "r1", "zz")
     assert unknown.exit_code == 1 and "has no task 'zz'" in unknown.output
@@ -127,7 +127,7 @@ def test_cancel_pause_resume_and_the_run_list(env: dict[str, str], failed_run: s
     assert paused.exit_code == 0 and "run: queued -> paused" in paused.output
     resumed = run(env, "dags", "runs", "resume", "r1")
     assert resumed.exit_code == 0 and "run: paused -> queued" in resumed.output
-    cancelled = run(env, "dags", "runs", "cancel", "r1")
+    cancelled = run(env, "dags", "runs", "cancel", "r1", "-y")
     assert cancelled.exit_code == 0 and "task a: none -> skipped named Cancelled" in \
         cancelled.output
     assert _states(env) == {"run": "cancelled", **{t: ("skipped", "Cancelled") for t in "abc"}}

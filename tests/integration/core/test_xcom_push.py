@@ -103,3 +103,24 @@ def test_bad_pushes_fail_the_try_with_a_clear_error() -> None:
     assert result.states == {"not_json": "failed", "reserved": "failed"}
     assert "cannot be stored as JSON" in (result.ti("not_json").state_message or "")
     assert "return the value instead" in (result.ti("reserved").state_message or "")
+
+
+def test_dag_test_closes_the_engine_it_made_for_a_database_url(
+        tmp_path: Any, monkeypatch: Any) -> None:
+    """An engine ``dag.test(database_url=…)`` made is disposed when the run ends (on a server
+    database its pooled connections would otherwise stay open until garbage collection)."""
+    from statewright.services import dag_test
+
+    made: list[Any] = []
+
+    def tracked(url: str) -> Any:
+        engine = make_engine(url)
+        made.append(engine)
+        monkeypatch.setattr(engine, "dispose", lambda *a, **k: made.append("disposed"))
+        return engine
+
+    monkeypatch.setattr(dag_test, "make_engine", tracked)
+    with DAG("closes") as dag:
+        PythonOperator(task_id="t", python_callable=lambda: 1)
+    assert dag.test(database_url=f"sqlite:///{tmp_path}/c.db").state.value == "success"
+    assert len(made) == 2 and made[1] == "disposed"

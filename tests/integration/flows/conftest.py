@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import Engine, select
@@ -11,6 +12,23 @@ from sqlalchemy import Engine, select
 from statewright.db.tables import dag_run, state_transition, task_instance
 from statewright.flows import use_backend
 from statewright.services.flows.recorder import DbBackend
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
+
+
+@pytest.fixture
+def client(engine: Engine, tmp_path: Path,
+           auth_headers: Callable[..., dict[str, str]]) -> TestClient:
+    """The REST API and the UI on the test's engine, as an admin."""
+    from fastapi.testclient import TestClient
+
+    from statewright.api import create_app
+    from statewright.config import load_settings
+
+    settings = load_settings({"STATEWRIGHT_HOME": str(tmp_path / "home")})
+    return TestClient(create_app(engine=engine, settings=settings),
+                      headers=auth_headers(engine))
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from tests.cli_helpers import cli_uses_engine
 from tests.integration.flows.conftest import runs
 
 from statewright.api import create_app
@@ -29,7 +30,7 @@ def _env(engine: Engine, tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture(autouse=True)
 def _shared_engine(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("statewright.cli.app.make_engine", lambda url, **kw: engine)
+    cli_uses_engine(monkeypatch, engine)
 
 
 def test_flows_run_records_a_prefect_file_unchanged_and_flows_list_shows_it(

@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 from sqlalchemy import Engine
 from tests.integration.flows.conftest import runs, task_rows
 
@@ -96,3 +98,53 @@ def test_a_pth_line_makes_plain_python_honour_the_switch(tmp_path: Path) -> None
                          env={**base, "STATEWRIGHT_PREFECT_COMPAT": "false"},
                          capture_output=True, text=True, timeout=120)
     assert off.returncode != 0 and "No module named 'prefect'" in off.stderr
+
+
+def test_prefects_interactive_flows_wait_for_their_input_unchanged(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flows pause with their input's schema; a resume with the input (checked) lets them
+    go on with it, as Prefect's Resume form does."""
+    import asyncio
+    import threading
+
+    from statewright.core.clock import utcnow
+    from statewright.flows import use_backend
+    from statewright.services.controls import resume_run
+
+    paused = threading.Event()
+
+    class Signalling(DbBackend):
+        def pause(self, pause: Any) -> None:
+            super().pause(pause)
+            paused.set()  # committed: the run is paused
+
+    monkeypatch.setattr("statewright.flows.pausing.POLL_SECONDS", 0.05)
+    use_backend(lambda: Signalling(engine))
+    install()
+    try:
+        namespace: dict[str, Any] = {"__name__": "interactive"}
+        path = TUTORIAL.parent / "interactive.py"
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+        cases = [(namespace["greet_user"], "Ann", "Ann"),
+                 (namespace["greet_user_model"], {"name": "Bo", "age": 7},
+                  "Hello, Bo! You are 7."),
+                 (lambda: asyncio.run(namespace["inspiring_joke"]()), {"approved": True},
+                  "a raft of ducks walk into a bar... it's a wonder none of them ducked!")]
+        for call, given, expected in cases:
+            paused.clear()
+            out: list[Any] = []
+            thread = threading.Thread(target=lambda c=call, o=out: o.append(c()))
+            thread.start()
+            assert paused.wait(60)
+            run = runs(engine)[-1]
+            assert (run.state, run.state_name) == ("paused", "Paused")
+            resume_run(engine, run.run_id, now=utcnow(), run_input={"value": given}
+                       if not isinstance(given, dict) else given)
+            thread.join(60)
+            assert out == [expected]
+    finally:
+        uninstall()
+        use_backend(None)
+    assert {(r.dag_id, r.state) for r in runs(engine)} == {
+        ("greet-user", "success"), ("greet-user-model", "success"),
+        ("inspiring-joke", "success")}

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, select
+from tests.cli_helpers import cli_uses_engine
 
 from statewright.core.clock import ManualClock
 from statewright.core.states import RUN, TI
@@ -146,7 +147,7 @@ def pg_harness(pg_engine: Engine) -> Callable[[datetime], Harness]:
 @pytest.fixture
 def cli_env(tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The CLI on the test's database (its engine is shared, not a new one per command)."""
-    monkeypatch.setattr("statewright.cli.app.make_engine", lambda url, **kw: engine)
+    cli_uses_engine(monkeypatch, engine)
     dags = tmp_path / "dags"
     dags.mkdir()
     return {"STATEWRIGHT_HOME": str(tmp_path / "home"), "STATEWRIGHT_DAGS_FOLDER": str(dags),

@@ -118,7 +118,7 @@ def test_pools_set_list_delete(env: dict[str, str]) -> None:
     assert by_name["default_pool"]["slots"] == 128
     table = run(env, "pools", "list")
     assert "open" in table.output and "etl" in table.output
-    assert run(env, "pools", "delete", "etl").exit_code == 0
+    assert run(env, "pools", "delete", "etl", "-y").exit_code == 0
     gone = run(env, "pools", "delete", "etl")
     assert gone.exit_code == 1 and "No pool named 'etl'" in gone.output
     default = run(env, "pools", "delete", "default_pool")

@@ -7,6 +7,7 @@ import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cryptography.fernet import MultiFernet
 from sqlalchemy import Engine
 
 from statewright.core.clock import ManualClock
@@ -16,7 +17,6 @@ from statewright.db.repositories import import_errors
 from statewright.db.repositories import variables as var_repo
 from statewright.services.dag_processor import DagProcessor
 from statewright.services.secrets.store import to_record
-from statewright.services.worker.deferral import current_cipher
 
 NOW = datetime(2026, 1, 10, 12, tzinfo=UTC)
 
@@ -32,13 +32,15 @@ FILE = textwrap.dedent('''
 
 
 def test_a_dag_file_reads_variables_and_connections_from_the_database(
-        engine: Engine, tmp_path: Path) -> None:
+        engine: Engine, tmp_path: Path, cipher: MultiFernet) -> None:
+    # ``cipher``: this process and the DAG-import children share one key (whatever key an
+    # earlier test of the session left installed)
     from statewright.db.repositories import connections as conn_repo
     from statewright.sdk.connection import Connection
 
     with transaction(engine) as conn:
-        var_repo.put(conn, current_cipher(), "regions", '["emea", "apac"]', now=NOW)
-        conn_repo.put(conn, current_cipher(), to_record(Connection.from_uri_or_json(
+        var_repo.put(conn, cipher, "regions", '["emea", "apac"]', now=NOW)
+        conn_repo.put(conn, cipher, to_record(Connection.from_uri_or_json(
             "warehouse", "postgresql://u:pw@db.internal:5432/w")), now=NOW)
     folder = tmp_path / "dags"
     folder.mkdir()

@@ -214,7 +214,9 @@ def test_a_dead_triggerers_triggers_are_taken_over(
         engine: Engine, cipher: MultiFernet, caplog: pytest.LogCaptureFixture) -> None:
     ids = list(make_run(engine, 3).values())
     defer(engine, ids, NeverTrigger)
-    config = TriggererConfig(health_threshold_seconds=1.0, cleanup_every_seconds=0.0)
+    # checks_every_seconds=0: the first notices its triggers are gone on its very next loop.
+    config = TriggererConfig(health_threshold_seconds=1.0, cleanup_every_seconds=0.0,
+                             checks_every_seconds=0.0)
     first = TriggererJob(engine, cipher=cipher, config=config)
     first.start()
     first.run_once()

@@ -14,7 +14,7 @@ from statewright.core.asset_conditions import (
     sanitize_uri,
 )
 from statewright.core.errors import DagDefinitionError
-from statewright.core.schedules import CronTriggerTimetable
+from statewright.core.timetables import CronTriggerTimetable
 from statewright.sdk import DAG, Asset, AssetAlias, AssetAll, AssetAny, AssetOrTimeSchedule
 from statewright.sdk.operators import EmptyOperator
 

@@ -94,6 +94,25 @@ def test_hasattr_on_an_alias_module_stays_a_question(layer: None) -> None:
     assert hasattr(airflow.sdk, "DAG")
 
 
+def test_a_plugins_folder_module_goes_with_the_layer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``airflow.example_dags.plugins.X`` (a plugins-folder file) is the layer's, like an alias:
+    it leaves ``sys.modules`` when the layer does, and is loaded afresh next time."""
+    write(tmp_path, "shout.py", "WORD = 'hi'\n")
+    monkeypatch.setenv("STATEWRIGHT_PLUGINS_FOLDER", str(tmp_path))
+    with compat.activated():
+        from airflow.example_dags.plugins import shout  # type: ignore[import-not-found]
+
+        assert shout.WORD == "hi"
+    assert "airflow.example_dags.plugins.shout" not in sys.modules
+    write(tmp_path, "shout.py", "WORD = 'again'\n")
+    with compat.activated():
+        from airflow.example_dags.plugins import shout as again  # type: ignore[import-not-found]
+
+        assert again.WORD == "again"
+    assert not [m for m in sys.modules if m.split(".")[0] == "airflow"]
+
+
 def test_the_layer_is_off_outside_dag_code() -> None:
     assert not compat.is_active()
     with pytest.raises(ModuleNotFoundError):

@@ -123,3 +123,18 @@ def test_scan_finds_airflow_names_features_and_statewright_imports() -> None:
                                     ("airflow.sdk", "TaskGroup")]
     assert scan.imports_statewright
     assert {"params", "task groups", "dynamic task mapping", "Jinja templating"} <= scan.features
+
+
+def test_an_example_plugins_import_is_known_where_the_plugins_folder_has_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = textwrap.dedent("""
+        from airflow.example_dags.plugins.workday import AfterWorkdayTimetable
+        from airflow.example_dags.plugins import event_listener
+    """)
+    monkeypatch.setenv("STATEWRIGHT_PLUGINS_FOLDER", str(tmp_path))
+    assert scan_source(source).missing() == [
+        "airflow.example_dags.plugins.workday (module)",
+        "airflow.example_dags.plugins.event_listener"]
+    (tmp_path / "workday.py").write_text("class AfterWorkdayTimetable: ...\n")
+    (tmp_path / "event_listener.py").write_text("")
+    assert scan_source(source).missing() == []

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from statewright.core.errors import DagDefinitionError
-from statewright.core.schedules import (
+from statewright.core.timetables import (
     CronDataIntervalTimetable,
     CronTriggerTimetable,
     DagRunInfo,
@@ -53,7 +53,7 @@ def simulate(
     now = begin
     while now <= until:
         while True:
-            info = timetable.next_dagrun_info(
+            info = timetable.next_run(
                 last_automated=last,
                 start_date=start_date,
                 end_date=end_date,
@@ -141,18 +141,18 @@ def test_daily_without_catchup_starts_at_the_latest_due_run() -> None:
 def test_daily_without_catchup_skips_a_paused_week() -> None:
     timetable = parse_schedule("@daily")
     last = DagRunInfo.exact(utc(2026, 1, 5))
-    info = timetable.next_dagrun_info(
+    info = timetable.next_run(
         last_automated=last, start_date=JAN_1, end_date=None, catchup=False, now=utc(2026, 1, 12, 9)
     )
     assert info == DagRunInfo.exact(utc(2026, 1, 12))
-    caught_up = timetable.next_dagrun_info(
+    caught_up = timetable.next_run(
         last_automated=last, start_date=JAN_1, end_date=None, catchup=True, now=utc(2026, 1, 12, 9)
     )
     assert caught_up == DagRunInfo.exact(utc(2026, 1, 6))
 
 
 def test_daily_without_catchup_before_start_date_waits_for_it() -> None:
-    info = parse_schedule("@daily").next_dagrun_info(
+    info = parse_schedule("@daily").next_run(
         last_automated=None,
         start_date=utc(2026, 3, 1, 6),
         end_date=None,
@@ -165,11 +165,11 @@ def test_daily_without_catchup_before_start_date_waits_for_it() -> None:
 def test_next_run_is_in_the_future_once_the_due_run_exists() -> None:
     timetable = parse_schedule("@daily")
     now = utc(2026, 1, 10, 0, 0, 30)
-    first = timetable.next_dagrun_info(
+    first = timetable.next_run(
         last_automated=None, start_date=JAN_1, end_date=None, catchup=False, now=now
     )
     assert first is not None and first.logical_date == utc(2026, 1, 10)
-    second = timetable.next_dagrun_info(
+    second = timetable.next_run(
         last_automated=first, start_date=JAN_1, end_date=None, catchup=False, now=now
     )
     assert second is not None and second.run_after == utc(2026, 1, 11)
@@ -203,7 +203,7 @@ def test_end_date_is_inclusive_and_stops_the_schedule() -> None:
     at_noon = runs_until(utc(2026, 1, 5, 12))
     assert at_noon == at_midnight
     assert (
-        parse_schedule("@daily").next_dagrun_info(
+        parse_schedule("@daily").next_run(
             last_automated=at_noon[-1],
             start_date=JAN_1,
             end_date=utc(2026, 1, 5, 12),
@@ -218,7 +218,7 @@ def test_cron_without_start_date_follows_airflow_first_run_rule() -> None:
     timetable = parse_schedule("@daily")
 
     def first(now: datetime) -> datetime:
-        info = timetable.next_dagrun_info(
+        info = timetable.next_run(
             last_automated=None, start_date=None, end_date=None, catchup=False, now=now
         )
         assert info is not None
@@ -320,7 +320,7 @@ def test_timezone_forms() -> None:
     fixed = parse_schedule("0 9 * * *", timezone="+05:30")
     offset = parse_schedule("0 9 * * *", timezone=timezone(timedelta(hours=5, minutes=30)))
     for timetable in (kolkata, fixed, offset):
-        info = timetable.next_dagrun_info(
+        info = timetable.next_run(
             last_automated=None, start_date=JAN_1, end_date=None, catchup=True, now=JAN_1
         )
         assert info is not None and info.logical_date == utc(2026, 1, 1, 3, 30)
@@ -370,7 +370,7 @@ def test_once_runs_once_at_start_date() -> None:
     timetable = parse_schedule("@once")
     start = utc(2026, 1, 3, 4, 5)
     for catchup in (True, False):
-        info = timetable.next_dagrun_info(
+        info = timetable.next_run(
             last_automated=None,
             start_date=start,
             end_date=None,
@@ -379,7 +379,7 @@ def test_once_runs_once_at_start_date() -> None:
         )
         assert info == DagRunInfo.exact(start)
         assert (
-            timetable.next_dagrun_info(
+            timetable.next_run(
                 last_automated=info,
                 start_date=start,
                 end_date=None,
@@ -395,12 +395,12 @@ def test_once_runs_once_at_start_date() -> None:
 def test_once_without_start_date_runs_now_and_respects_end_date() -> None:
     timetable = parse_schedule("@once")
     now = utc(2026, 5, 5, 5)
-    info = timetable.next_dagrun_info(
+    info = timetable.next_run(
         last_automated=None, start_date=None, end_date=None, catchup=False, now=now
     )
     assert info == DagRunInfo.exact(now)
     assert (
-        timetable.next_dagrun_info(
+        timetable.next_run(
             last_automated=None, start_date=now, end_date=now - timedelta(1), catchup=False, now=now
         )
         is None
@@ -438,7 +438,7 @@ def test_cron_data_intervals_cover_the_previous_period() -> None:
     assert all(
         r.logical_date == r.data_interval_start and r.run_after == r.data_interval_end for r in runs
     )
-    latest = timetable.next_dagrun_info(
+    latest = timetable.next_run(
         last_automated=None,
         start_date=JAN_1,
         end_date=None,
@@ -457,7 +457,7 @@ def test_delta_data_intervals() -> None:
         (utc(2026, 1, 1, 12), utc(2026, 1, 2)),
         (utc(2026, 1, 2), utc(2026, 1, 2, 12)),
     ]
-    latest = timetable.next_dagrun_info(
+    latest = timetable.next_run(
         last_automated=None, start_date=JAN_1, end_date=None, catchup=False, now=utc(2026, 1, 5, 13)
     )
     assert latest == DagRunInfo.interval(utc(2026, 1, 5), utc(2026, 1, 5, 12))

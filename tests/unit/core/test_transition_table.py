@@ -34,8 +34,9 @@ SEED_TI_EDGES = {
 SEED_RUN_EDGES = {(RUN.QUEUED, RUN.RUNNING), (RUN.RUNNING, RUN.SUCCESS), (RUN.RUNNING, RUN.FAILED)}
 
 
-def test_there_are_fourteen_task_instance_states_and_six_run_states() -> None:
-    assert len(TI) == 14
+def test_task_instance_states_are_airflows_fourteen_and_awaiting_input() -> None:
+    assert len(TI) == 15
+    assert TI.AWAITING_INPUT.value == "awaiting_input"
     assert set(RUN) == {"queued", "running", "paused", "success", "failed", "cancelled"}
 
 

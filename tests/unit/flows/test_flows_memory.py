@@ -286,20 +286,43 @@ def test_suspend_flow_run_leaves_the_run_suspended_and_stops_the_flow(
     assert memory.history[-1] == ("flow", 1, "paused", "Suspended")
 
 
-def test_pausing_with_wait_for_input_or_from_a_task_is_refused(memory: MemoryBackend) -> None:
+def test_pausing_from_a_task_or_for_an_input_of_no_type_is_refused(
+        memory: MemoryBackend) -> None:
     @task
     def inner() -> None:
         pause_flow_run(timeout=1)
 
     @flow
     def asks() -> None:
-        pause_flow_run(wait_for_input=dict)
+        pause_flow_run(wait_for_input=object())
 
     @flow
     def from_task() -> None:
         inner()
 
-    with pytest.raises(NotImplementedError, match="awaiting_input"):
+    with pytest.raises(TypeError, match="pydantic model"):
         asks()
     with pytest.raises(MissingContextError, match="not outside one nor from a task"):
         from_task()
+
+
+def test_pause_flow_run_returns_the_input_it_waited_for(memory: MemoryBackend) -> None:
+    from pydantic import BaseModel
+
+    class Approval(BaseModel):
+        approved: bool
+        reviewer: str = "nobody"
+
+    def resume_with_input(_seconds: float) -> None:
+        (pause,) = memory.wanted.values()
+        assert pause.schema is not None and "approved" in pause.schema["properties"]
+        memory.resume(pause.run_pk, {"approved": True, "reviewer": "ann"})
+
+    @flow
+    def approval() -> str:
+        got = pause_flow_run(wait_for_input=Approval, poll_interval=1, sleep=resume_with_input)
+        count = pause_flow_run(wait_for_input=int, poll_interval=1,
+                               sleep=lambda _s: memory.resume(1, {"value": 3}))
+        return f"{got.reviewer} {got.approved} {count}"
+
+    assert approval() == "ann True 3"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from statewright.core.errors import DagDefinitionError
-from statewright.core.schedules import DagRunInfo, parse_schedule
+from statewright.core.timetables import DagRunInfo, parse_schedule
 from statewright.services.scheduler.dag_schedule import ScheduleCache, next_fields, schedule_spec
 from statewright.services.scheduler.dagrun_creation import decide
 
@@ -60,7 +60,7 @@ def test_decide_creates_the_stored_run_and_moves_on() -> None:
     now = datetime(2026, 1, 5, 1, tzinfo=UTC)
 
     def nxt(last: DagRunInfo | None) -> DagRunInfo | None:
-        return tt.next_dagrun_info(last_automated=last, start_date=info(1).logical_date,
+        return tt.next_run(last_automated=last, start_date=info(1).logical_date,
                                    end_date=None, catchup=True, now=now)
 
     assert decide(info(2), nxt, catchup=True, now=now) == (info(2), info(3))
@@ -71,7 +71,7 @@ def test_decide_skips_an_overtaken_run_without_catchup() -> None:
     now = datetime(2026, 1, 9, 6, tzinfo=UTC)
 
     def nxt(last: DagRunInfo | None) -> DagRunInfo | None:
-        return tt.next_dagrun_info(last_automated=last, start_date=info(1).logical_date,
+        return tt.next_run(last_automated=last, start_date=info(1).logical_date,
                                    end_date=None, catchup=False, now=now)
 
     assert decide(info(2), nxt, catchup=False, now=now) == (info(9), info(10))

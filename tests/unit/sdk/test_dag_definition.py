@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib
 from datetime import timedelta
 
 import pytest
@@ -275,13 +276,20 @@ def test_dag_attributes_and_topological_sort():
 
 
 def test_dag_test_delegates(monkeypatch):
-    import sys
-    import types
+    dag_module = importlib.import_module("statewright.sdk.dag")
 
     calls = []
-    module = types.ModuleType("statewright.services.dag_test")
-    module.run_dag_test = lambda dag, conf=None, **kw: calls.append((dag, conf, kw)) or "ran"
-    monkeypatch.setitem(sys.modules, "statewright.services.dag_test", module)
+    monkeypatch.setattr(dag_module, "_test_runner",
+                        lambda dag, conf=None, **kw: calls.append((dag, conf, kw)) or "ran")
     dag = DAG("d")
     assert dag.test(conf={"a": 1}, echo=True) == "ran"
     assert calls == [(dag, {"a": 1}, {"echo": True})]
+
+
+def test_dag_test_finds_its_runner_by_entry_point(monkeypatch):
+    """The SDK names no service: the runner is the ``statewright.runners`` entry point."""
+    dag_module = importlib.import_module("statewright.sdk.dag")
+    from statewright.services.dag_test import run_dag_test
+
+    monkeypatch.setattr(dag_module, "_test_runner", None)
+    assert dag_module.dag_test_runner() is run_dag_test

@@ -97,3 +97,26 @@ def test_corrupt_key_file_is_reported(tmp_path):
     (tmp_path / "fernet.key").write_text("garbage\n")
     with pytest.raises(FernetKeyError, match="does not hold a valid Fernet key"):
         ensure_key_file(tmp_path)
+
+
+def test_key_file_made_by_threads_at_once_is_one_key(tmp_path):
+    import threading
+
+    start = threading.Barrier(8)
+    keys: list[str] = []
+    errors: list[BaseException] = []
+
+    def make() -> None:
+        start.wait()
+        try:
+            keys.append(ensure_key_file(tmp_path))
+        except BaseException as exc:  # collected: the assertion below names it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=make) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(keys) == 8 and len(set(keys)) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["fernet.key"]

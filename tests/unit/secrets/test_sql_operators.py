@@ -122,3 +122,18 @@ def test_sql_sensor(lite: DbApiHook) -> None:
         failing.poke({})
     with pytest.raises(ValueError, match="success must be a callable"), DAG("e"):
         SqlSensor(task_id="x", conn_id="lite", sql="SELECT 1", success="yes")  # type: ignore[arg-type]
+
+
+def test_a_hook_keeps_no_connection_open_between_queries(lite: DbApiHook) -> None:
+    """Each connection a hook hands out is closed for real when its user closes it: nothing
+    pooled stays open for the garbage collector (a server database would see it linger)."""
+    engine = lite.get_sqlalchemy_engine()
+    opened: list[object] = []
+    closed: list[object] = []
+    from sqlalchemy import event
+
+    event.listen(engine, "connect", lambda dbapi_conn, rec: opened.append(dbapi_conn))
+    event.listen(engine, "close", lambda dbapi_conn, rec: closed.append(dbapi_conn))
+    assert lite.get_first("SELECT COUNT(*) FROM t") == (3,)
+    assert lite.get_records("SELECT id FROM t ORDER BY id") == [(1,), (2,), (3,)]
+    assert len(opened) == 2 and closed == opened

@@ -81,3 +81,20 @@ def test_metrics_are_shared_by_name_and_rendered() -> None:
     text = metrics.render().decode()
     assert "statewright_test_widgets_total 2.0" in text
     assert "statewright_triggers_fired_total" in text  # the triggerer's own
+
+
+def test_a_held_datetime_trigger_has_no_instance_dict_but_subclasses_still_can() -> None:
+    from datetime import UTC, datetime
+
+    from statewright.sdk.triggers import DateTimeTrigger
+
+    held = DateTimeTrigger(datetime(2030, 1, 1, tzinfo=UTC))
+    assert not hasattr(held, "__dict__")  # a triggerer may hold 100,000 of them
+    held.trigger_id = 7
+
+    class Tagged(DateTimeTrigger):
+        pass
+
+    tagged = Tagged(datetime(2030, 1, 1, tzinfo=UTC))
+    tagged.tag = "x"  # a user's subclass without __slots__ keeps its dict
+    assert tagged.serialize()[1]["moment"] == held.moment

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 from statewright.api.routers import (
     assets,
+    backfills,
     dag_runs,
+    dag_versions,
     dags,
+    deadlines,
+    events,
+    hitl,
     monitor,
+    pools,
     secrets,
     task_instances,
+    task_state,
     templating,
+    triggers,
 )
 
 ROUTERS = (dags.router, dag_runs.router, task_instances.router, monitor.router,
-           templating.router, secrets.router, assets.router)
+           templating.router, secrets.router, assets.router, hitl.router, dag_versions.router,
+           deadlines.router, task_state.router,
+           events.router, backfills.router, pools.router, triggers.router)
 
 __all__ = ["ROUTERS"]

@@ -13,10 +13,11 @@ from statewright.api.auth.credentials import actor_of
 from statewright.api.deps import Limit, Offset, reading, writing
 from statewright.api.errors import BadRequest, Conflict, NotFound
 from statewright.core.clock import utcnow
+from statewright.core.partitions import PartitionKeyError
 from statewright.core.states import DagRunState
 from statewright.db.repositories import browse
 from statewright.db.repositories import runs as run_repo
-from statewright.services.dag_runs import DagNotFound, RunAlreadyExists, trigger_dag
+from statewright.services.dag_runs import DagNotFound, RunAlreadyExists, RunTooBig, trigger_dag
 
 router = APIRouter(tags=["DAG runs"])
 _RUN_STATES = [st.value for st in DagRunState]
@@ -24,18 +25,25 @@ _RUN_STATES = [st.value for st in DagRunState]
 
 @router.post("/dags/{dag_id}/dagRuns", response_model=s.DagRun,
              responses={404: {"description": "Unknown DAG"},
-                        409: {"description": "The run id exists already"}})
+                        409: {"description": "The run id exists already"},
+                        422: {"description": "A partition key the timetable does not give, "
+                                              "or more tasks than max_tis_per_run"}})
 def trigger(request: Request, dag_id: str, body: s.TriggerDagRunBody) -> s.DagRun:
     """Create a manual run (queued; the scheduler starts it when the DAG is not paused)."""
     try:
         with writing(request) as conn:
             pk, _ = trigger_dag(conn, dag_id, now=utcnow(), actor=actor_of(request), conf=body.conf,
-                                run_id=body.dag_run_id, logical_date=body.logical_date)
+                                run_id=body.dag_run_id, logical_date=body.logical_date,
+                                partition_key=body.partition_key)
             run = run_repo.get(conn, pk)
     except DagNotFound:
         raise NotFound(f"No DAG with id {dag_id!r} is known (or it is no longer in the DAGs "
                        "folder). GET /api/v1/dags lists the DAGs, GET /api/v1/importErrors the "
                        "files that failed to import. Nothing was created.") from None
+    except PartitionKeyError as exc:
+        raise BadRequest(f"{exc}. Nothing was created.") from None
+    except RunTooBig as exc:
+        raise BadRequest(str(exc)) from None
     except (RunAlreadyExists, IntegrityError):
         raise Conflict(f"DAG {dag_id!r} already has a run {body.dag_run_id!r}; pick another "
                        "dag_run_id (or leave it out for manual__<time>). Nothing was created."

@@ -48,9 +48,14 @@ def list_mapped_task_instances(request: Request, dag_id: str, run_id: str, task_
 def get_mapped_task_instance(request: Request, dag_id: str, run_id: str, task_id: str,
                              map_index: _MI) -> s.TaskInstanceDetail:
     """One task instance and its tries (one per row of task_instance_history, plus the try in
-    progress)."""
+    progress); a deferred one's trigger: its class, what it waits for, its timeout."""
+    try:
+        cipher = cipher_of(request)
+    except StatewrightError:
+        cipher = None  # the trigger is described without its arguments
     with reading(request) as conn:
-        return reads.get_task_instance(conn, dag_id, run_id, task_id, map_index)
+        return reads.get_task_instance(conn, dag_id, run_id, task_id, map_index,
+                                       trigger_cipher=cipher)
 
 
 @router.get(_ONE, response_model=s.TaskInstanceDetail)
@@ -133,6 +138,23 @@ def clear_task_instance(request: Request, dag_id: str, run_id: str, task_id: str
     """Clear the task instance (and, if asked, those up or down the graph) so it runs again;
     every instance of a mapped task."""
     return controls.clear_task(request, dag_id, run_id, task_id, body)
+
+
+@router.patch(_MAPPED + "/dry_run", response_model=s.ControlResult)
+def mark_mapped_task_instance_dry_run(request: Request, dag_id: str, run_id: str, task_id: str,
+                                      map_index: _MI, body: s.TaskInstancePatch
+                                      ) -> s.ControlResult:
+    """What marking one instance of a mapped task would change; changes nothing."""
+    return controls.mark_task(request, dag_id, run_id, task_id, body, map_index, dry_run=True)
+
+
+@router.patch(_ONE + "/dry_run", response_model=s.ControlResult)
+def mark_task_instance_dry_run(request: Request, dag_id: str, run_id: str, task_id: str,
+                               body: s.TaskInstancePatch) -> s.ControlResult:
+    """What marking the task instance (with the same body as the PATCH) would change: every
+    task instance, in this run and, with include_past / include_future, in others. Changes
+    nothing."""
+    return controls.mark_task(request, dag_id, run_id, task_id, body, dry_run=True)
 
 
 @router.patch(_MAPPED, response_model=s.TaskInstanceDetail)

@@ -14,9 +14,12 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from statewright.api import reads
+from statewright.api.dag_details import dag_details
 from statewright.api.deps import reading
 from statewright.api.errors import NotFound
+from statewright.core.clock import utcnow
 from statewright.core.states import DagRunState, TaskInstanceState
+from statewright.services import task_state_view
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
 router = APIRouter(include_in_schema=False)
@@ -65,9 +68,13 @@ def dag_page(
         with reading(request) as conn:
             dag = reads.get_dag(conn, dag_id)
             grid = reads.grid(conn, dag_id, limit=GRID_RUNS, offset=offset)
+            details = dag_details(conn, dag_id, utcnow())
     except NotFound as exc:
         return _not_found(request, exc)
+    last_task_runs = sum(1 for row in grid.rows if row.instances and row.instances[-1])
     return _page(request, "dag.html", title=f"{dag_id} · statewright", page="dag", dag=dag,
+                 last_task_runs=last_task_runs,
+                 details=details,
                  data={"dag": dag.model_dump(mode="json"), "grid": grid.model_dump(mode="json"),
                        "open": {"run_id": run_id, "task_id": task_id}})
 
@@ -94,10 +101,13 @@ def task_instance_page(request: Request, dag_id: str, run_id: str, task_id: str,
         with reading(request) as conn:
             ti = reads.get_task_instance(conn, dag_id, run_id, task_id, map_index)
             history = reads.task_instance_history(conn, dag_id, run_id, task_id, map_index)
+            kept = task_state_view.task_state(conn, dag_id, run_id, task_id, map_index)
+            shown = _task_display_name(reads.dag_row(conn, dag_id), task_id)
     except NotFound as exc:
         return _not_found(request, exc)
     return _page(request, "task_instance.html", title=f"{task_id} · {run_id} · statewright",
-                 page="task_instance", ti=ti,
+                 page="task_instance", ti=ti, task_state=kept, as_json=_as_json,
+                 task_display_name=shown,
                  data={"ti": ti.model_dump(mode="json"),
                        "history": history.model_dump(mode="json")})
 
@@ -116,11 +126,40 @@ def assets_page(request: Request) -> Response:
 
     with reading(request) as conn:
         data = asset_page_data(conn)
+        states = task_state_view.asset_states(conn)
     return _page(request, "assets.html", title="Assets · statewright", page="assets",
-                 data=data)
+                 data=data, asset_states=states, as_json=_as_json)
+
+
+def _task_display_name(dag_row: Any, task_id: str) -> str | None:
+    """The task's ``task_display_name`` when it sets one."""
+    for t in (getattr(dag_row, "serialized", None) or {}).get("tasks", ()):
+        if t.get("task_id") == task_id:
+            return t.get("task_display_name")  # type: ignore[no-any-return]
+    return None
+
+
+def _as_json(value: Any) -> str:
+    """A stored state value as the text the page shows (escaped by the template)."""
+    import json
+
+    return json.dumps(value, default=str)
 
 
 # The admin pages of connections and variables.
 from statewright.api.ui.admin_views import router as _admin_router  # noqa: E402
 
 router.include_router(_admin_router)
+
+# The "Required actions" page (human in the loop).
+from statewright.api.ui.hitl_views import router as _hitl_router  # noqa: E402
+
+router.include_router(_hitl_router)
+# The code view of a DAG (its file's source at each version).
+from statewright.api.ui.code_views import router as _code_router  # noqa: E402
+
+router.include_router(_code_router)
+# The operator pages: backfills, pools, triggers and triggerers.
+from statewright.api.ui.admin_pages import router as _operator_router  # noqa: E402
+
+router.include_router(_operator_router)

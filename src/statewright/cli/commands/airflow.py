@@ -12,7 +12,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from statewright.cli.output import console, friendly
+from statewright.cli.output import console, friendly, output_option, print_rows
 from statewright.core.errors import StatewrightError
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def register(cli: click.Group) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--airflow", is_flag=True,
               help="Load through the Airflow compatibility layer (as STATEWRIGHT_AIRFLOW_COMPAT).")
-@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@output_option
 @friendly
 def dags_check(path: Path, airflow: bool, output: str) -> None:
     """Whether each DAG file under PATH loads, its DAGs and task counts, the Airflow names it
@@ -44,6 +44,13 @@ def dags_check(path: Path, airflow: bool, output: str) -> None:
     report = check_path(path, airflow=airflow or compat.enabled())
     if output == "json":
         click.echo(json.dumps(report.as_dict(), indent=1))
+    elif output == "yaml":
+        print_rows(report.as_dict()["files"], output, [])
+    elif output == "plain":
+        print_rows([{"file": f.path, "loads": f.loads, "dags": ",".join(f.dags),
+                     "lacks": ",".join(f.missing), "features": ",".join(f.features)}
+                    for f in report.files], output,
+                   ["file", "loads", "dags", "lacks", "features"])
     else:
         _print_check(report, path)
     if report.loading < len(report.files):

@@ -21,20 +21,18 @@ def _dump(value: Any) -> str:
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level group."""
-    from statewright.cli.output import console, fail, friendly
+    from statewright.cli.output import console, fail, friendly, output_option, print_rows
 
     @cli.group("assets")
     def assets() -> None:
         """Assets, their events, and the DAGs that produce and consume them."""
 
     @assets.command("list")
-    @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+    @output_option
     @click.pass_obj
     @friendly
     def assets_list(app: Any, output: str) -> None:
         """Each asset: URI, producing tasks, consuming DAGs, events, watchers."""
-        from rich.table import Table
-
         from statewright.services import asset_view
 
         app.ensure_schema()
@@ -43,31 +41,30 @@ def register(cli: click.Group) -> None:
         if output == "json":
             click.echo(_dump(items))
             return
-        if not items:
+        if output == "table" and not items:
             console.print("no assets: no DAG declares one yet")
             return
-        table = Table("name", "uri", "produced by", "consumed by", "events", "last event",
-                      "watchers")
-        for a in items:
-            table.add_row(a["name"], a["uri"],
-                          ", ".join(f"{d}.{t}" for d, t in a["producing_tasks"]),
-                          ", ".join(a["consuming_dags"]), str(a["events"]),
-                          a["last_event_at"].isoformat() if a["last_event_at"] else "",
-                          ", ".join(w["name"] for w in a["watchers"]))
-        console.print(table)
+        if output == "yaml":
+            print_rows(json.loads(_dump(items)), output, [])
+            return
+        print_rows([{"name": a["name"], "uri": a["uri"],
+                     "produced by": ", ".join(f"{d}.{t}" for d, t in a["producing_tasks"]),
+                     "consumed by": ", ".join(a["consuming_dags"]), "events": a["events"],
+                     "last event": a["last_event_at"],
+                     "watchers": ", ".join(w["name"] for w in a["watchers"])} for a in items],
+                   output, ["name", "uri", "produced by", "consumed by", "events", "last event",
+                            "watchers"])
 
     @assets.command("events")
     @click.option("--asset", "asset_name", help="Only events of this asset (name).")
     @click.option("--dag", "dag_id", help="Only events produced by this DAG.")
     @click.option("--limit", default=100, show_default=True)
-    @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+    @output_option
     @click.pass_obj
     @friendly
     def assets_events(app: Any, asset_name: str | None, dag_id: str | None, limit: int,
                       output: str) -> None:
         """Asset events, newest first."""
-        from rich.table import Table
-
         from statewright.db.repositories import asset_events as event_repo
 
         app.ensure_schema()
@@ -77,13 +74,15 @@ def register(cli: click.Group) -> None:
         if output == "json":
             click.echo(_dump(events))
             return
-        table = Table("id", "asset", "time", "source", "extra")
-        for e in events:
-            src = (f"{e['source_dag_id']}.{e['source_task_id']} ({e['source_run_id']})"
-                   if e["source_dag_id"] else e["source"])
-            table.add_row(str(e["id"]), e["asset"]["name"], e["timestamp"].isoformat(), src,
-                          _dump(e["extra"]))
-        console.print(table)
+        if output == "yaml":
+            print_rows(json.loads(_dump(events)), output, [])
+            return
+        print_rows([{"id": e["id"], "asset": e["asset"]["name"], "time": e["timestamp"],
+                     "source": (f"{e['source_dag_id']}.{e['source_task_id']} "
+                                f"({e['source_run_id']})" if e["source_dag_id"]
+                                else e["source"]),
+                     "extra": _dump(e["extra"])} for e in events], output,
+                   ["id", "asset", "time", "source", "extra"])
 
     @assets.command("emit")
     @click.argument("asset")

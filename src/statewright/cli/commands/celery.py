@@ -39,10 +39,13 @@ def register(cli: click.Group) -> None:
     @click.option("--loglevel", default="INFO", show_default=True,
                   type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"],
                                     case_sensitive=False))
+    @click.option("--flow-calls", is_flag=True,
+                  help="Also run the task calls flows send (CeleryTaskRunner). Their messages "
+                       "carry code: only on a broker that only trusted flows write to.")
     @click.pass_obj
     @friendly
     def celery_worker(app: Any, queues: str, concurrency: int | None, name: str | None,
-                      loglevel: str) -> None:
+                      loglevel: str, flow_calls: bool) -> None:
         """Run a Celery worker: it takes task instances from the broker
         (STATEWRIGHT_CELERY_BROKER_URL) and runs each try in a task process."""
         from statewright.cli.app import configure_logging
@@ -53,13 +56,14 @@ def register(cli: click.Group) -> None:
         s = app.settings
         install_cipher(load_cipher(s))  # a deferring task stores its trigger kwargs encrypted
         configure_logging(loglevel)
-        app.ensure_schema()
+        app.as_service().ensure_schema()
         worker = CeleryWorker(
             app.engine, broker_url=s.celery_broker_url, queues=names,
             concurrency=concurrency or s.parallelism, logs_folder=s.logs_folder,
             heartbeat_seconds=s.heartbeat_seconds,
             visibility_timeout=s.celery_visibility_timeout, name=name,
-            zombie_threshold_seconds=s.zombie_threshold_seconds)
+            zombie_threshold_seconds=s.zombie_threshold_seconds, flow_calls=flow_calls,
+            shutdown_grace_seconds=s.shutdown_grace_seconds)
         console.print(f"celery worker {worker.name}: queues {', '.join(names)}, "
                       f"{worker.concurrency} task processes; broker {_safe(s.celery_broker_url)}, "
                       f"database {app.engine.url.render_as_string()}. Ctrl-C stops.",

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from statewright.cli.identity import cli_actor
-from statewright.cli.output import console, fail, friendly
+from statewright.cli.output import confirm, console, friendly, yes_option
 from statewright.core.states import RUN, TI
 
 
@@ -45,10 +45,11 @@ def register(cli: click.Group) -> None:
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _show(plan: Any, *, applied: bool) -> None:
+def _show(plan: Any, *, applied: bool, asking: bool = False) -> None:
+    """Print ``plan``; ``asking``: a preview a confirmation question follows (no "dry run")."""
     for line in plan.describe():
         console.print(line, highlight=False, markup=False, soft_wrap=True)
-    if plan.empty:
+    if plan.empty or asking:
         return
     n = len(plan.changes)
     kills = len(plan.kills)
@@ -59,6 +60,24 @@ def _show(plan: Any, *, applied: bool) -> None:
     else:
         console.print(f"dry run: nothing was changed ({n} task instance(s) would change)",
                       highlight=False)
+
+
+def _planned(plan: Any, question: str, *, dry_run: bool, yes: bool) -> bool:
+    """Show a dry-run ``plan``; return whether to apply it: never for a dry run or an empty
+    plan, at once with ``-y``, else when the user confirms ``question``."""
+    if dry_run or plan.empty:
+        _show(plan, applied=False)
+        return False
+    if not yes:
+        _show(plan, applied=False, asking=True)
+        confirm(question, yes=False)
+    return True
+
+
+def _what(plan: Any) -> str:
+    n = len(plan.changes)
+    run = " and the run" if plan.run_change is not None else ""
+    return f"these {n} task instance(s){run}" if n else "the run"
 
 
 def _engine(app: Any) -> Any:
@@ -98,12 +117,14 @@ def _map_index_option(f: Any) -> Any:
               help="Only failed and upstream_failed task instances.")
 @_map_index_option
 @_dry_run_option
-@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@yes_option
+@click.option("--clear-state", is_flag=True,
+              help="Also delete the cleared tasks' task state (kept otherwise).")
 @click.pass_obj
 @friendly
 def tasks_clear(app: Any, run_id: str, dag_id: str | None, task_regexes: tuple[str, ...],
                 downstream: bool, upstream: bool, only_failed: bool, map_indexes: tuple[int, ...],
-                dry_run: bool, yes: bool) -> None:
+                dry_run: bool, yes: bool, clear_state: bool = False) -> None:
     """Run task instances of RUN_ID again: finished ones go restarting, then back to their
     dependencies; running ones are killed first; a finished run is queued again."""
     from statewright.services.controls import clear_task_instances
@@ -113,14 +134,9 @@ def tasks_clear(app: Any, run_id: str, dag_id: str | None, task_regexes: tuple[s
                                   downstream=downstream, only_failed=only_failed,
                                   map_indexes=map_indexes or None, actor=cli_actor())
     plan = clear_task_instances(engine, run_id, dry_run=True, now=_now(), **kwargs)
-    if dry_run or plan.empty:
-        _show(plan, applied=False)
+    if not _planned(plan, f"Clear {_what(plan)}?", dry_run=dry_run, yes=yes):
         return
-    if not yes:
-        _show(plan, applied=False)
-        if not click.confirm(f"Clear these {len(plan.changes)} task instance(s)?"):
-            fail("cancelled; nothing was changed", 1)
-    done = clear_task_instances(engine, run_id, now=_now(), **kwargs)
+    done = clear_task_instances(engine, run_id, now=_now(), clear_state=clear_state, **kwargs)
     _show(done, applied=True)
 
 
@@ -136,17 +152,22 @@ def _mark_task_command(to: TI) -> click.Command:
     @click.option("-u", "--upstream", is_flag=True, help="Also mark every task upstream.")
     @_map_index_option
     @_dry_run_option
+    @yes_option
     @click.pass_obj
     @friendly
     def command(app: Any, run_id: str, task_id: str, dag_id: str | None, downstream: bool,
-                upstream: bool, map_indexes: tuple[int, ...], dry_run: bool) -> None:
+                upstream: bool, map_indexes: tuple[int, ...], dry_run: bool, yes: bool) -> None:
         from statewright.services.controls import mark_task_instances
 
-        plan = mark_task_instances(_engine(app), run_id, task_id, to, dag_id=dag_id,
-                                   upstream=upstream, downstream=downstream, dry_run=dry_run,
-                                   map_indexes=map_indexes or None, now=_now(),
-                                   actor=cli_actor())
-        _show(plan, applied=not dry_run)
+        def mark(dry: bool) -> Any:
+            return mark_task_instances(_engine(app), run_id, task_id, to, dag_id=dag_id,
+                                       upstream=upstream, downstream=downstream, dry_run=dry,
+                                       map_indexes=map_indexes or None, now=_now(),
+                                       actor=cli_actor())
+
+        plan = mark(True)
+        if _planned(plan, f"Mark {_what(plan)} {to.value}?", dry_run=dry_run, yes=yes):
+            _show(mark(False), applied=True)
 
     command.help = (f"Mark TASK_ID of RUN_ID {to.value} (a running try is killed). A finished "
                     "run's state follows its leaves again.")
@@ -161,14 +182,19 @@ def _mark_run_command(to: RUN) -> click.Command:
     @click.argument("run_id")
     @_dag_id_option
     @_dry_run_option
+    @yes_option
     @click.pass_obj
     @friendly
-    def command(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None:
+    def command(app: Any, run_id: str, dag_id: str | None, dry_run: bool, yes: bool) -> None:
         from statewright.services.controls import mark_run
 
-        plan = mark_run(_engine(app), run_id, to, dag_id=dag_id, dry_run=dry_run, now=_now(),
-                        actor=cli_actor())
-        _show(plan, applied=not dry_run)
+        def mark(dry: bool) -> Any:
+            return mark_run(_engine(app), run_id, to, dag_id=dag_id, dry_run=dry, now=_now(),
+                            actor=cli_actor())
+
+        plan = mark(True)
+        if _planned(plan, f"Mark run {run_id} {to.value}?", dry_run=dry_run, yes=yes):
+            _show(mark(False), applied=True)
 
     command.help = {
         RUN.SUCCESS: "Mark RUN_ID success: its unfinished, failed and upstream_failed task "
@@ -183,16 +209,21 @@ def _mark_run_command(to: RUN) -> click.Command:
 @click.argument("run_id")
 @_dag_id_option
 @_dry_run_option
+@yes_option
 @click.pass_obj
 @friendly
-def runs_cancel(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None:
+def runs_cancel(app: Any, run_id: str, dag_id: str | None, dry_run: bool, yes: bool) -> None:
     """Cancel RUN_ID: running tries are killed and end Cancelled, unfinished task instances
     end Cancelled; no failure hook fires."""
     from statewright.services.controls import cancel_run
 
-    plan = cancel_run(_engine(app), run_id, dag_id=dag_id, dry_run=dry_run, now=_now(),
-                      actor=cli_actor())
-    _show(plan, applied=not dry_run)
+    def cancel(dry: bool) -> Any:
+        return cancel_run(_engine(app), run_id, dag_id=dag_id, dry_run=dry, now=_now(),
+                          actor=cli_actor())
+
+    plan = cancel(True)
+    if _planned(plan, f"Cancel run {run_id}?", dry_run=dry_run, yes=yes):
+        _show(cancel(False), applied=True)
 
 
 @click.command("pause")
@@ -214,14 +245,24 @@ def runs_pause(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None
 @click.argument("run_id")
 @_dag_id_option
 @_dry_run_option
+@click.option("--input", "input_json", default=None, metavar="JSON",
+              help="The input a paused flow run waits for (pause_flow_run(wait_for_input=...)).")
 @click.pass_obj
 @friendly
-def runs_resume(app: Any, run_id: str, dag_id: str | None, dry_run: bool) -> None:
-    """Resume a paused RUN_ID where it stood."""
-    from statewright.services.controls import resume_run
+def runs_resume(app: Any, run_id: str, dag_id: str | None, dry_run: bool,
+                input_json: str | None) -> None:
+    """Resume a paused RUN_ID where it stood (a suspended flow run runs again)."""
+    import json
 
+    from statewright.services.controls import resume_run
+    from statewright.services.flows.run_input import NO_INPUT
+
+    try:
+        run_input = json.loads(input_json) if input_json is not None else NO_INPUT
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--input") from None
     plan = resume_run(_engine(app), run_id, dag_id=dag_id, dry_run=dry_run, now=_now(),
-                      actor=cli_actor())
+                      actor=cli_actor(), run_input=run_input)
     _show(plan, applied=not dry_run)
 
 

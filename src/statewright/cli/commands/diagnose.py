@@ -10,6 +10,7 @@ from rich.console import Console
 from sqlalchemy import Connection, select
 
 from statewright.core.clock import utcnow
+from statewright.core.durations import duration_words
 from statewright.core.errors import StatewrightError
 from statewright.core.states import TI
 from statewright.core.trigger_rules import DepDecision, UpstreamSummary, evaluate_dependencies
@@ -78,7 +79,8 @@ def explain(conn: Connection, dag_id: str, run_id: str, task_id: str, *, now: da
         out.append(f"running on {ti.hostname} pid {ti.pid}, started {_age(now, ti.start_date)}, "
                    f"last heartbeat {_age(now, beat)}")
         if beat is not None and (now - beat).total_seconds() > zombie_threshold:
-            out.append(f"no heartbeat for more than {zombie_threshold:.0f}s: the scheduler will "
+            out.append(f"no heartbeat for more than {duration_words(zombie_threshold)}: the "
+                       "scheduler will "
                        "end this try as Crashed (zombie) and retry it if retries remain")
     elif state is TI.UP_FOR_RETRY:
         out.append(f"waiting to retry: next try {_age(now, ti.next_retry_at)}")
@@ -86,6 +88,12 @@ def explain(conn: Connection, dag_id: str, run_id: str, task_id: str, *, now: da
         out.append(f"sensor waiting: next poke {_age(now, ti.reschedule_date)}")
     elif state is TI.DEFERRED:
         out += _why_deferred(conn, ti, now)
+    elif state is TI.AWAITING_INPUT:
+        out.append("awaiting a person's input (no process, no slot): see `statewright tasks "
+                   "required-actions`; it resumes when someone responds (`statewright tasks "
+                   "respond`) or its response timeout passes")
+    elif state is TI.UPSTREAM_FAILED and view is not None and task_id in view.tasks:
+        out += _why_upstream_failed(conn, run.id, run.run_id, view, task_id)
     elif state is TI.RESTARTING:
         out.append("cleared while running: the old try is being killed; it goes back to none "
                    "(and is scheduled again) as soon as the try has stopped")
@@ -129,6 +137,50 @@ def _why_none(conn: Connection, run_pk: int, view: DagView, task_id: str) -> lis
         out.append(f"it is in the scope of setup task(s) [{setups}]: it waits until they "
                    "succeed, and is skipped / upstream_failed if one is skipped / fails")
     return out
+
+
+_BROKEN = {TI.FAILED.value, TI.UPSTREAM_FAILED.value}
+
+
+def _why_upstream_failed(conn: Connection, run_pk: int, run_id: str, view: DagView,
+                         task_id: str) -> list[str]:
+    """Name the upstream task(s) that failed, and the failed task(s) at the root of the
+    chain when an upstream is itself upstream_failed."""
+    states: dict[str, set[str]] = {}
+    for t in ti_repo.by_run(conn, run_pk):
+        states.setdefault(t.task_id, set()).add(t.state)
+    task = view.tasks[task_id]
+    broken = [u for u in task.upstream if states.get(u, set()) & _BROKEN]
+    if not broken:
+        return ["no upstream task is failed now (cleared since?): `statewright tasks clear "
+                f"{run_id} -t '^{task_id}$'` runs it again"]
+    shown = ", ".join(f"{u} ({'/'.join(sorted(states[u] & _BROKEN))})" for u in broken)
+    out = [f"failed upstream: {shown}; under trigger rule {task.trigger_rule.value} it cannot "
+           "run"]
+    roots = _failed_roots(view, states, broken)
+    if roots and roots != broken:
+        out.append(f"the failure started at: {', '.join(roots)}")
+    pattern = "|".join(roots or broken)
+    out.append(f"after a fix, `statewright tasks clear {run_id} -t '^({pattern})$' -d` runs "
+               "them and everything downstream again")
+    return out
+
+
+def _failed_roots(view: DagView, states: dict[str, set[str]], start: list[str]) -> list[str]:
+    """The failed tasks reached by walking up from ``start`` through upstream_failed ones."""
+    roots: list[str] = []
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        if TI.FAILED.value in states.get(name, set()) and name not in roots:
+            roots.append(name)
+        if TI.UPSTREAM_FAILED.value in states.get(name, set()) and name in view.tasks:
+            todo += [u for u in view.tasks[name].upstream if states.get(u, set()) & _BROKEN]
+    return roots
 
 
 def _why_deferred(conn: Connection, ti: Any, now: datetime) -> list[str]:

@@ -13,38 +13,36 @@ import click
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level group."""
-    from statewright.cli.output import console, fail, friendly, parse_conf
+    from statewright.cli.output import (
+        console,
+        fail,
+        friendly,
+        output_option,
+        parse_conf,
+        print_rows,
+    )
 
     @cli.group("flows")
     def flows() -> None:
         """Flows: Prefect-style @flow functions whose task calls are recorded as they run."""
 
     @flows.command("list")
-    @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+    @output_option
     @click.pass_obj
     @friendly
     def flows_list(app: Any, output: str) -> None:
         """The flows that have run or are served, with their schedule."""
-        from rich.table import Table
-
         from statewright.db.repositories import flows as flow_repo
 
         app.ensure_schema()
         with app.engine.connect() as conn:
             rows = flow_repo.list_flows(conn)
-        if output == "json":
-            click.echo(json.dumps([{"flow": r.dag_id, "fileloc": r.fileloc,
-                                    "paused": r.is_paused, "schedule": r.schedule_summary}
-                                   for r in rows]))
-            return
-        if not rows:
+        if output == "table" and not rows:
             console.print("no flows yet: run one with `statewright flows run FILE:FUNCTION`")
             return
-        table = Table("flow", "schedule", "paused", "file")
-        for r in rows:
-            table.add_row(r.dag_id, r.schedule_summary or "", "yes" if r.is_paused else "",
-                          r.fileloc or "")
-        console.print(table)
+        print_rows([{"flow": r.dag_id, "fileloc": r.fileloc, "paused": r.is_paused,
+                     "schedule": r.schedule_summary} for r in rows], output,
+                   ["flow", "schedule", "paused", "fileloc"], labels={"fileloc": "file"})
 
     @flows.command("run")
     @click.argument("entrypoint")

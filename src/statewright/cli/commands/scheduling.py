@@ -10,9 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
 
-from statewright.cli.output import console, friendly, parse_conf
+from statewright.cli.output import (
+    confirm,
+    console,
+    fail,
+    friendly,
+    output_option,
+    parse_conf,
+    print_rows,
+    print_table,
+    yes_option,
+)
 from statewright.core.errors import StatewrightError
 
 if TYPE_CHECKING:
@@ -123,7 +132,7 @@ def dags_errors(app: App) -> None:
 
 
 @click.command("late")
-@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@output_option
 @click.pass_obj
 @friendly
 def dags_late(app: App, output: str) -> None:
@@ -134,30 +143,31 @@ def dags_late(app: App, output: str) -> None:
     with app.engine.connect() as conn:
         runs = sched_repo.late_runs(conn)
         tis = sched_repo.late_task_instances(conn)
-    if output == "json":
-        click.echo(json.dumps({
-            "runs": [{"dag_id": r.dag_id, "run_id": r.run_id, "state": r.state,
+    late = {"runs": [{"dag_id": r.dag_id, "run_id": r.run_id, "state": r.state,
                       "queued_at": _t(r.queued_at)} for r in runs],
             "task_instances": [{"dag_id": t.dag_id, "run_id": t.run_id, "task_id": t.task_id,
                                 "state": t.state, "pool": t.pool,
                                 "since": _t(t.queued_at if t.state == "queued"
-                                            else t.scheduled_at)} for t in tis]}))
-        return
-    if not runs and not tis:
+                                            else t.scheduled_at)} for t in tis]}
+    if output == "json":
+        click.echo(json.dumps(late))
+    elif output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(late, sort_keys=False), nl=False)
+    elif output == "plain":  # one table: a late run has no task_id nor pool
+        print_rows([*({**r, "since": r["queued_at"]} for r in late["runs"]),
+                    *late["task_instances"]], output,
+                   ["dag_id", "run_id", "task_id", "state", "since", "pool"])
+    elif not runs and not tis:
         console.print("nothing is late")
-        return
-    if runs:
-        table = Table("dag_id", "run_id", "state", "queued since", title="Late runs")
-        for r in runs:
-            table.add_row(r.dag_id, r.run_id, r.state, _t(r.queued_at))
-        console.print(table)
-    if tis:
-        table = Table("dag_id", "run_id", "task_id", "state", "since", "pool",
-                      title="Late task instances")
-        for t in tis:
-            table.add_row(t.dag_id, t.run_id, t.task_id, t.state,
-                          _t(t.queued_at if t.state == "queued" else t.scheduled_at), t.pool)
-        console.print(table)
+    else:
+        if runs:
+            print_table(late["runs"], ["dag_id", "run_id", "state", "queued_at"],
+                        title="Late runs", labels={"queued_at": "queued since"})
+        if tis:
+            print_table(late["task_instances"], ["dag_id", "run_id", "task_id", "state",
+                                                 "since", "pool"], title="Late task instances")
 
 
 # -- backfill ---------------------------------------------------------------------------------
@@ -177,10 +187,13 @@ def _parse_date(value: str, flag: str) -> datetime:
 
 @click.command("backfill")
 @click.argument("dag_id")
-@click.option("--from-date", "--start-date", "from_date", required=True,
+@click.option("--from-date", "--start-date", "from_date",
               help="First logical date of the range (inclusive), e.g. 2026-01-01.")
-@click.option("--to-date", "--end-date", "to_date", required=True,
+@click.option("--to-date", "--end-date", "to_date",
               help="Last logical date of the range (inclusive), e.g. 2026-01-31.")
+@click.option("--partition-from", help="First partition key of the range (inclusive), for a "
+                                       "DAG on a CronPartitionTimetable.")
+@click.option("--partition-to", help="Last partition key of the range (inclusive).")
 @click.option("--reprocess-behavior", type=click.Choice(["none", "failed", "completed"]),
               default="none", show_default=True,
               help="Dates that have a finished run: leave them (none), run the failed ones "
@@ -195,9 +208,10 @@ def _parse_date(value: str, flag: str) -> datetime:
                                             "backfill is done (a scheduler must be running).")
 @click.pass_obj
 @friendly
-def backfill(app: App, dag_id: str, from_date: str, to_date: str, reprocess_behavior: str,
-             max_active_runs: int, run_backwards: bool, dag_run_conf: str | None,
-             dry_run: bool, wait: bool) -> None:
+def backfill(app: App, dag_id: str, from_date: str | None, to_date: str | None,
+             reprocess_behavior: str, max_active_runs: int, run_backwards: bool,
+             dag_run_conf: str | None, dry_run: bool, wait: bool,
+             partition_from: str | None = None, partition_to: str | None = None) -> None:
     """Create runs of DAG_ID for every scheduled time from --from-date to --to-date.
 
     The scheduler creates the runs in order (type backfill, run id backfill__<logical date>)
@@ -206,16 +220,20 @@ def backfill(app: App, dag_id: str, from_date: str, to_date: str, reprocess_beha
     from statewright.core.clock import utcnow
     from statewright.services.backfill import create_backfill
 
-    start = _parse_date(from_date, "--from-date")
-    end = _parse_date(to_date, "--to-date")
     conf = parse_conf(dag_run_conf)
     _sync(app)
+    start, end = _backfill_range(app, dag_id, from_date, to_date, partition_from, partition_to)
     plan = create_backfill(app.engine, dag_id, start, end, reprocess_behavior=reprocess_behavior,
                            max_active_runs=max_active_runs, run_backwards=run_backwards,
                            dag_run_conf=conf, dry_run=dry_run, now=utcnow())
     _print_plan(console, plan, dry_run)
     if dry_run:
         return
+    if plan.paused and wait and plan.to_run:
+        fail(f"DAG {dag_id} is paused, so backfill {plan.backfill_id} cannot make progress: "
+             "not waiting. Its runs start once you run "
+             f"`statewright dags unpause {dag_id}`; then follow them with `statewright dags "
+             f"runs {dag_id}`.", 1)
     if plan.paused:
         console.print(f"[yellow]DAG {dag_id} is paused: its runs start once you run "
                       f"`statewright dags unpause {dag_id}`.[/]")
@@ -223,14 +241,35 @@ def backfill(app: App, dag_id: str, from_date: str, to_date: str, reprocess_beha
         _follow(app, plan.backfill_id, len(plan.to_run))
 
 
+def _backfill_range(app: App, dag_id: str, from_date: str | None, to_date: str | None,
+                    partition_from: str | None,
+                    partition_to: str | None) -> tuple[datetime, datetime]:
+    """The logical dates of the range given by dates or by partition keys (not both)."""
+    by_dates = from_date is not None or to_date is not None
+    by_keys = partition_from is not None or partition_to is not None
+    if by_dates == by_keys:
+        raise StatewrightError("give the range either by --from-date and --to-date or by "
+                               "--partition-from and --partition-to. Nothing was created.")
+    if by_dates:
+        if from_date is None or to_date is None:
+            raise StatewrightError("give both --from-date and --to-date. Nothing was created.")
+        return _parse_date(from_date, "--from-date"), _parse_date(to_date, "--to-date")
+    if partition_from is None or partition_to is None:
+        raise StatewrightError("give both --partition-from and --partition-to. Nothing was "
+                               "created.")
+    from statewright.services.backfill import partition_range
+
+    with app.engine.connect() as conn:
+        return partition_range(conn, dag_id, partition_from, partition_to)
+
+
 def _print_plan(console: Any, plan: Any, dry_run: bool) -> None:
-    table = Table("logical date", "action", "existing run",
-                  title=f"Backfill of {plan.dag_id}" + (" (dry run)" if dry_run else ""))
-    labels = {"create": "[green]create[/]", "reprocess": "[yellow]run again[/]"}
-    for d in plan.dates:
-        table.add_row(d.info.logical_date.isoformat(), labels.get(d.action, f"skip: {d.reason}"),
-                      d.existing_run_id or "")
-    console.print(table)
+    labels = {"create": "create", "reprocess": "run again"}
+    print_table([{"logical date": d.info.logical_date.isoformat(),
+                  "action": labels.get(d.action, f"skip: {d.reason}"),
+                  "existing run": d.existing_run_id} for d in plan.dates],
+                ["logical date", "action", "existing run"],
+                title=f"Backfill of {plan.dag_id}" + (" (dry run)" if dry_run else ""))
     n = len(plan.to_run)
     verb = "would run" if dry_run else "will run"
     console.print(f"{len(plan.dates)} date(s); {verb} {n}, at most {plan.max_active_runs} at a "
@@ -286,22 +325,16 @@ def pools() -> None:
 def pools_set(app: App, name: str, slots: int, description: str | None,
               include_deferred: bool | None) -> None:
     """Create pool NAME with SLOTS slots, or change it."""
-    from statewright.db.engine import transaction
-    from statewright.db.repositories import pools as pool_repo
+    from statewright.services.pools import set_pool
 
-    if slots < 0:
-        raise StatewrightError(f"a pool needs 0 slots or more, got {slots}.")
-    if not name.strip() or len(name) > 256:
-        raise StatewrightError("a pool name must be 1 to 256 characters long.")
     app.ensure_schema()
-    with transaction(app.engine) as conn:
-        created = pool_repo.set_pool(conn, name, slots, description=description,
-                                     include_deferred=include_deferred)
+    created = set_pool(app.engine, name, slots, description=description,
+                       include_deferred=include_deferred)
     console.print(f"pool {name} {'created' if created else 'updated'}: {slots} slots")
 
 
 @pools.command("list")
-@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@output_option
 @click.pass_obj
 @friendly
 def pools_list(app: App, output: str) -> None:
@@ -313,40 +346,32 @@ def pools_list(app: App, output: str) -> None:
     with transaction(app.engine) as conn:
         pool_repo.ensure_default(conn, app.settings.default_pool_slots)
         stats = pool_repo.slot_stats(conn)
-    if output == "json":
-        click.echo(json.dumps([{"pool": s.name, "slots": s.slots, "running": s.running,
-                                "queued": s.queued, "deferred": s.deferred,
-                                "scheduled": s.scheduled, "open": s.open,
-                                "include_deferred": s.include_deferred,
-                                "description": s.description} for s in stats.values()]))
-        return
-    table = Table("pool", "slots", "running", "queued", "deferred", "scheduled", "open",
-                  "include deferred", "description")
-    for s in stats.values():
-        table.add_row(s.name, str(s.slots), str(s.running), str(s.queued), str(s.deferred),
-                      str(s.scheduled), str(s.open), "yes" if s.include_deferred else "no",
-                      s.description or "")
-    console.print(table)
+    listed = [{"pool": s.name, "slots": s.slots, "running": s.running, "queued": s.queued,
+               "deferred": s.deferred, "scheduled": s.scheduled, "open": s.open,
+               "include_deferred": s.include_deferred, "description": s.description}
+              for s in stats.values()]
+    print_rows(listed, output, ["pool", "slots", "running", "queued", "deferred", "scheduled",
+                                "open", "include_deferred", "description"],
+               labels={"include_deferred": "include deferred"})
 
 
 @pools.command("delete")
 @click.argument("name")
+@yes_option
 @click.pass_obj
 @friendly
-def pools_delete(app: App, name: str) -> None:
+def pools_delete(app: App, name: str, yes: bool) -> None:
     """Delete pool NAME (task instances in it wait until it exists again)."""
-    from statewright.db.engine import transaction
     from statewright.db.repositories import pools as pool_repo
+    from statewright.services.pools import delete_pool
 
-    if name == pool_repo.DEFAULT_POOL:
-        raise StatewrightError(f"{name} cannot be deleted; change its slots with "
-                               f"`statewright pools set {name} N`.")
     app.ensure_schema()
-    with transaction(app.engine) as conn:
-        in_use = pool_repo.task_instances_in_pool(conn, name)
-        if not pool_repo.delete_pool(conn, name):
-            raise StatewrightError(f"No pool named {name!r}; see `statewright pools list`.")
+    with app.engine.connect() as conn:
+        exists = pool_repo.get(conn, name) is not None
+    if exists and name != pool_repo.DEFAULT_POOL:  # delete_pool refuses these, unasked
+        confirm(f"Delete pool {name!r}?", yes=yes)
+    deleted = delete_pool(app.engine, name)
     console.print(f"pool {name} deleted")
-    if in_use:
-        console.print(f"[yellow]{in_use} unfinished task instance(s) use it: they are not "
-                      f"queued until the pool exists again.[/]")
+    if deleted.in_use:
+        console.print(f"[yellow]{deleted.in_use} unfinished task instance(s) use it: they are "
+                      f"not queued until the pool exists again.[/]")

@@ -10,10 +10,14 @@ from typing import Any
 
 import click
 
-from statewright.cli.output import console, fail, friendly
-
-_OUTPUT = click.option("--output", "-o", type=click.Choice(["table", "json", "yaml", "plain"]),
-                       default="table", show_default=True, help="Output format.")
+from statewright.cli.output import (
+    confirm,
+    fail,
+    friendly,
+    output_option,
+    print_rows,
+    yes_option,
+)
 
 
 def _admin(app: Any) -> Any:
@@ -24,25 +28,6 @@ def _admin(app: Any) -> Any:
     cipher = load_cipher(app.settings)
     install_cipher(cipher)
     return SecretsAdmin(app.engine, lambda: cipher)
-
-
-def _print_rows(rows: list[dict[str, Any]], output: str, columns: list[str]) -> None:
-    if output == "json":
-        click.echo(json.dumps(rows, indent=2, default=str))
-    elif output == "yaml":
-        import yaml
-
-        click.echo(yaml.safe_dump(rows, sort_keys=False), nl=False)
-    elif output == "plain":
-        for row in rows:
-            click.echo("\t".join("" if row.get(c) is None else str(row[c]) for c in columns))
-    else:
-        from rich.table import Table
-
-        table = Table(*columns)
-        for row in rows:
-            table.add_row(*("" if row.get(c) is None else str(row[c]) for c in columns))
-        console.print(table)
 
 
 def _write(text: str, file: str) -> None:
@@ -123,7 +108,7 @@ def _register_connections(cli: click.Group) -> None:
 
     @connections.command("get")
     @click.argument("conn_id")
-    @_OUTPUT
+    @output_option
     @click.pass_obj
     @friendly
     def get(app: Any, conn_id: str, output: str) -> None:
@@ -133,11 +118,11 @@ def _register_connections(cli: click.Group) -> None:
         conn = _admin(app).get_connection(conn_id)
         if conn is None:
             fail(f"Connection not found: {conn_id!r}")
-        _print_rows([public_connection(conn)], output, _CONN_COLUMNS)
+        print_rows([public_connection(conn)], output, _CONN_COLUMNS)
 
     @connections.command("list")
     @click.option("--conn-id", help="Only this connection.")
-    @_OUTPUT
+    @output_option
     @click.pass_obj
     @friendly
     def list_(app: Any, conn_id: str | None, output: str) -> None:
@@ -145,14 +130,16 @@ def _register_connections(cli: click.Group) -> None:
         from statewright.services.secrets.admin import public_connection
 
         rows = [public_connection(c) for c in _admin(app).list_connections(conn_id=conn_id)]
-        _print_rows(rows, output, _CONN_COLUMNS)
+        print_rows(rows, output, _CONN_COLUMNS)
 
     @connections.command("delete")
     @click.argument("conn_id")
+    @yes_option
     @click.pass_obj
     @friendly
-    def delete(app: Any, conn_id: str) -> None:
+    def delete(app: Any, conn_id: str, yes: bool) -> None:
         """Delete a connection."""
+        confirm(f"Delete connection {conn_id!r}?", yes=yes)
         if not _admin(app).delete_connection(conn_id):
             fail(f"Did not find a connection with `conn_id`={conn_id}")
         click.echo(f"Successfully deleted connection with `conn_id`={conn_id}")
@@ -280,7 +267,7 @@ def _register_variables(cli: click.Group) -> None:
         click.echo(record.val)
 
     @variables.command("list")
-    @_OUTPUT
+    @output_option
     @click.option("--show-values", is_flag=True, help="Show values (sensitive ones masked).")
     @click.pass_obj
     @friendly
@@ -290,14 +277,16 @@ def _register_variables(cli: click.Group) -> None:
 
         rows = [public_variable(v) for v in _admin(app).list_variables()]
         columns = ["key", "value", "description"] if show_values else ["key", "description"]
-        _print_rows([{c: r[c] for c in columns} for r in rows], output, columns)
+        print_rows([{c: r[c] for c in columns} for r in rows], output, columns)
 
     @variables.command("delete")
     @click.argument("key")
+    @yes_option
     @click.pass_obj
     @friendly
-    def delete(app: Any, key: str) -> None:
+    def delete(app: Any, key: str, yes: bool) -> None:
         """Delete a variable."""
+        confirm(f"Delete variable {key!r}?", yes=yes)
         if not _admin(app).delete_variable(key):
             fail(f"Variable {key} does not exist")
         click.echo(f"Variable {key} deleted")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import threading
 from datetime import datetime
@@ -11,6 +10,7 @@ from typing import Any
 import click
 
 from statewright.core.clock import utcnow
+from statewright.core.durations import duration_words
 
 
 def build_triggerer(app: Any, capacity: int | None = None) -> Any:
@@ -46,12 +46,15 @@ def start_triggerer_thread(app: Any, stop: threading.Event) -> threading.Thread:
 def _age(since: datetime | None, now: datetime) -> str:
     if since is None:
         return ""
-    seconds = int((now - since).total_seconds())
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 7200:
-        return f"{seconds // 60}m"
-    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+    return duration_words(now - since)
+
+
+def _timeout_words(timeout: datetime | None, now: datetime) -> str:
+    if timeout is None:
+        return ""
+    if timeout > now:
+        return f"in {_age(now, timeout)}"
+    return f"PASSED {_age(timeout, now)} ago"
 
 
 def _triggerer_label(row: Any, now: datetime, threshold: float) -> str:
@@ -67,7 +70,7 @@ def _triggerer_label(row: Any, now: datetime, threshold: float) -> str:
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level group."""
-    from statewright.cli.output import console, friendly
+    from statewright.cli.output import console, friendly, output_option, print_rows
 
     @cli.command("triggerer")
     @click.option("--capacity", type=int, help="Most triggers run at once "
@@ -81,7 +84,7 @@ def register(cli: click.Group) -> None:
 
         load_cipher(app.settings)  # a missing or malformed key stops here, before anything
         configure_logging()
-        app.ensure_schema()
+        app.as_service().ensure_schema()
         stop = threading.Event()
         job = build_triggerer(app, capacity)
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -96,13 +99,11 @@ def register(cli: click.Group) -> None:
 
     @triggers.command("list")
     @click.option("--limit", default=100, show_default=True)
-    @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+    @output_option
     @click.pass_obj
     @friendly
     def triggers_list(app: Any, limit: int, output: str) -> None:
         """Each trigger: the task instance waiting on it, its triggerer, age and timeout."""
-        from rich.table import Table
-
         from statewright.db.repositories import triggers as trigger_repo
 
         app.ensure_schema()
@@ -110,42 +111,33 @@ def register(cli: click.Group) -> None:
             rows = trigger_repo.list_with_task_instances(conn, limit)
         now = utcnow()
         threshold = app.settings.triggerer_health_threshold_seconds
-        if output == "json":
-            click.echo(json.dumps([{
-                "trigger_id": r.id, "classpath": r.classpath, "dag_id": r.dag_id,
-                "task_id": r.task_id, "run_id": r.run_id, "state": r.state,
-                "try_number": r.try_number, "triggerer_id": r.triggerer_id,
-                "triggerer": _triggerer_label(r, now, threshold),
-                "created_date": r.created_date.isoformat(),
-                "age_seconds": (now - r.created_date).total_seconds(),
-                "trigger_timeout": r.trigger_timeout.isoformat() if r.trigger_timeout else None,
-            } for r in rows]))
-            return
-        if not rows:
+        listed = [{
+            "trigger_id": r.id, "classpath": r.classpath, "dag_id": r.dag_id,
+            "task_id": r.task_id, "run_id": r.run_id, "state": r.state,
+            "try_number": r.try_number, "triggerer_id": r.triggerer_id,
+            "triggerer": _triggerer_label(r, now, threshold),
+            "created_date": r.created_date.isoformat(),
+            "age_seconds": (now - r.created_date).total_seconds(),
+            "trigger_timeout": r.trigger_timeout.isoformat() if r.trigger_timeout else None,
+            "waiting": (f"{r.dag_id} / {r.task_id} / {r.run_id}" if r.task_id
+                        else "(none: orphaned)"),
+            "class": r.classpath.rsplit(".", 1)[-1], "age": _age(r.created_date, now),
+            "timeout": _timeout_words(r.trigger_timeout, now),
+        } for r in rows]
+        if output == "table" and not rows:
             console.print("no triggers: no task instance is deferred")
             return
-        table = Table("id", "dag / task / run", "try", "classpath", "triggerer", "age",
-                      "timeout")
-        for r in rows:
-            waiting = (f"{r.dag_id} / {r.task_id} / {r.run_id}" if r.task_id
-                       else "(none: orphaned)")
-            timeout = ""
-            if r.trigger_timeout is not None:
-                left = (r.trigger_timeout - now).total_seconds()
-                timeout = (f"in {_age(now, r.trigger_timeout)}" if left > 0
-                           else f"PASSED {_age(r.trigger_timeout, now)} ago")
-            table.add_row(str(r.id), waiting, str(r.try_number or ""),
-                          r.classpath.rsplit(".", 1)[-1], _triggerer_label(r, now, threshold),
-                          _age(r.created_date, now), timeout)
-        console.print(table)
+        print_rows(listed, output, ["trigger_id", "waiting", "try_number", "class", "triggerer",
+                                    "age", "timeout"],
+                   labels={"trigger_id": "id", "waiting": "dag / task / run",
+                           "try_number": "try", "class": "classpath"})
 
     @triggers.command("triggerers")
+    @output_option
     @click.pass_obj
     @friendly
-    def triggers_triggerers(app: Any) -> None:
+    def triggers_triggerers(app: Any, output: str) -> None:
         """Triggerer jobs: host, pid, heartbeat age, load and capacity."""
-        from rich.table import Table
-
         from statewright.db.repositories import jobs as job_repo
         from statewright.db.repositories import triggers as trigger_repo
 
@@ -155,13 +147,18 @@ def register(cli: click.Group) -> None:
             load = trigger_repo.count_by_triggerer(conn)
         now = utcnow()
         threshold = app.settings.triggerer_health_threshold_seconds
-        table = Table("id", "host", "pid", "status", "heartbeat", "load", "capacity")
+        listed = []
         for j in jobs:
             age = (now - j.latest_heartbeat).total_seconds()
-            status = j.status if j.status != "running" or age <= threshold else "dead"
-            table.add_row(str(j.id), j.hostname or "", str(j.pid or ""), status,
-                          f"{_age(j.latest_heartbeat, now)} ago", str(load.get(j.id, 0)),
-                          str(j.capacity or ""))
-        console.print(table)
+            listed.append({
+                "id": j.id, "host": j.hostname, "pid": j.pid,
+                "status": j.status if j.status != "running" or age <= threshold else "dead",
+                "latest_heartbeat": j.latest_heartbeat,
+                "heartbeat": f"{_age(j.latest_heartbeat, now)} ago",
+                "load": load.get(j.id, 0), "capacity": j.capacity})
+        print_rows(listed, output, ["id", "host", "pid", "status", "heartbeat", "load",
+                                    "capacity"])
+        if output != "table":
+            return
         if load.get(None):
             console.print(f"{load[None]} trigger(s) not claimed by any triggerer")

@@ -3,14 +3,20 @@ set-role — and API tokens of a user."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 import click
-from rich.table import Table
 
-from statewright.cli.output import console, fail, friendly
+from statewright.cli.output import (
+    confirm,
+    console,
+    fail,
+    friendly,
+    output_option,
+    print_rows,
+    yes_option,
+)
 from statewright.core.auth import Role
 
 ROLES = click.Choice([r.value for r in Role], case_sensitive=False)
@@ -77,7 +83,7 @@ def users_create(app: Any, username: str, role: str, password: str | None,
 
 
 @users.command("list")
-@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@output_option
 @click.pass_obj
 @friendly
 def users_list(app: Any, output: str) -> None:
@@ -85,28 +91,25 @@ def users_list(app: Any, output: str) -> None:
     from statewright.services.auth.accounts import list_users
 
     rows = list_users(_engine(app))
-    if output == "json":
-        click.echo(json.dumps([{"username": r.username, "role": r.role,
-                                "created_at": r.created_at.isoformat()} for r in rows]))
-        return
-    table = Table("username", "role", "created", "changed")
-    for r in rows:
-        table.add_row(r.username, r.role, r.created_at.strftime("%Y-%m-%d %H:%M"),
-                      r.updated_at.strftime("%Y-%m-%d %H:%M"))
-    console.print(table)
+    listed = [{"username": r.username, "role": r.role, "created_at": r.created_at,
+               "updated_at": r.updated_at, "created": r.created_at.strftime("%Y-%m-%d %H:%M"),
+               "changed": r.updated_at.strftime("%Y-%m-%d %H:%M")} for r in rows]
+    if output in ("json", "yaml"):
+        for d in listed:
+            del d["created"], d["changed"]
+    print_rows(listed, output, ["username", "role", "created", "changed"])
 
 
 @users.command("delete")
 @click.argument("username")
-@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@yes_option
 @click.pass_obj
 @friendly
 def users_delete(app: Any, username: str, yes: bool) -> None:
     """Delete USERNAME with its API tokens and sessions."""
     from statewright.services.auth.accounts import delete_user
 
-    if not yes and not click.confirm(f"Delete user {username!r} and its tokens?"):
-        fail("cancelled; nothing was changed", 1)
+    confirm(f"Delete user {username!r} and its tokens?", yes=yes)
     delete_user(_engine(app), username)
     console.print(f"deleted user [bold]{username}[/]", highlight=False)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -20,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from statewright.compat.airflow.errors import AirflowModuleMissing
-from statewright.compat.airflow.names import known_module
+from statewright.compat.airflow.names import EXAMPLE_PLUGINS, known_module
 from statewright.compat.airflow.resolver import resolve, star_names
 
 ROOT = "airflow"
@@ -36,7 +37,8 @@ class AliasModule(ModuleType):
     def __getattr__(self, attribute: str) -> Any:
         if attribute == "__all__":  # `from airflow.sdk import *`
             return star_names(self.__name__)
-        if attribute.startswith("_"):
+        if attribute.startswith("_") or self.__name__ == EXAMPLE_PLUGINS:
+            # (the example plugins' names are modules: the import system looks for them next)
             raise AttributeError(f"module {self.__name__!r} has no attribute {attribute!r}")
         value = resolve(self.__name__, attribute)
         setattr(self, attribute, value)  # resolved once
@@ -54,6 +56,8 @@ class AirflowAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if not is_airflow_module(fullname):
             return None
+        if fullname.startswith(EXAMPLE_PLUGINS + "."):
+            return _plugin_file_spec(fullname)
         if not known_module(fullname):
             raise AirflowModuleMissing(_requested(fullname))
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
@@ -66,6 +70,32 @@ class AirflowAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         """Nothing to run: names are resolved when they are asked for."""
+
+
+def _plugin_file_spec(fullname: str) -> importlib.machinery.ModuleSpec | None:
+    """``airflow.example_dags.plugins.X`` is the file ``X.py`` of the plugins folder (where
+    Airflow's example plugins go to be loaded)."""
+    from statewright.sdk.plugins import plugins_folder
+
+    rest = fullname[len(EXAMPLE_PLUGINS) + 1:].split(".")
+    path = plugins_folder().joinpath(*rest[:-1], rest[-1] + ".py")
+    if not path.is_file():
+        raise AirflowModuleMissing(fullname)
+    spec = importlib.util.spec_from_file_location(fullname, path)
+    if spec is not None:
+        spec.loader_state = _PLUGIN_FILE  # ours: taken away with the layer, like the aliases
+    return spec
+
+
+_PLUGIN_FILE = "statewright-plugins-folder"
+
+
+def _is_ours(module: ModuleType) -> bool:
+    """An alias module, or a plugins-folder file loaded under an ``airflow.`` name."""
+    if isinstance(module, AliasModule):
+        return True
+    spec = getattr(module, "__spec__", None)
+    return getattr(spec, "loader_state", None) == _PLUGIN_FILE
 
 
 def _requested(fullname: str) -> str:
@@ -132,7 +162,7 @@ def activated() -> Iterator[None]:
 def _put_in() -> None:
     for name in [n for n in sys.modules if is_airflow_module(n)]:
         module = sys.modules.pop(name)
-        if not isinstance(module, AliasModule):
+        if not _is_ours(module):
             _saved[name] = module  # a real Airflow module: back when the layer goes
     if FINDER not in sys.meta_path:
         sys.meta_path.insert(0, FINDER)
@@ -142,7 +172,7 @@ def _take_out() -> None:
     while FINDER in sys.meta_path:
         sys.meta_path.remove(FINDER)
     for name in [n for n in sys.modules if is_airflow_module(n)]:
-        if isinstance(sys.modules[name], AliasModule):
+        if _is_ours(sys.modules[name]):
             del sys.modules[name]
     sys.modules.update(_saved)
     _saved.clear()

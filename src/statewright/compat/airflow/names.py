@@ -12,6 +12,9 @@ from __future__ import annotations
 DOCS_PAGE = "docs/coming-from-airflow.md"
 """The page that says, for each Airflow feature, what statewright offers instead."""
 
+EXAMPLE_PLUGINS = "airflow.example_dags.plugins"
+"""Airflow's example plugins package: its modules are the files of the plugins folder."""
+
 _AUTHORING = (
     "statewright.sdk",
     "statewright.sdk.operators",
@@ -60,10 +63,14 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.sdk.bases.operator": _AUTHORING,
     "airflow.sdk.bases.sensor": _SENSORS,
     "airflow.sdk.bases.hook": ("statewright.sdk",),
+    "airflow.sdk.bases.notifier": ("statewright.sdk",),
+    "airflow.providers.standard.exceptions": ("statewright.sdk.operators.hitl", *_EXCEPTIONS),
     "airflow.sdk.definitions.dag": _AUTHORING,
     "airflow.sdk.definitions.param": ("statewright.sdk",),
     "airflow.sdk.definitions.taskgroup": ("statewright.sdk",),
     "airflow.sdk.definitions.asset": ("statewright.sdk",),
+    "airflow.sdk.definitions.deadline": ("statewright.sdk.deadline",),
+    "airflow.sdk.definitions.callback": ("statewright.sdk.deadline",),
     "airflow.decorators": ("statewright.sdk",),
     "airflow.models": _AUTHORING,
     "airflow.models.dag": _AUTHORING,
@@ -95,6 +102,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.utils.edgemodifier": ("statewright.sdk",),
     "airflow.utils.helpers": ("statewright.sdk",),
     "airflow.utils.context": ("statewright.sdk.context",),
+    "airflow.sdk.execution_time.context": ("statewright.sdk.task_state", "statewright.sdk.context"),
+    "airflow.plugins_manager": ("statewright.sdk.plugins",),
+    "airflow.listeners": ("statewright.sdk.plugins",),
+    "airflow.task.priority_strategy": ("statewright.sdk.plugins",),
+    "airflow.models.dagrun": ("statewright.sdk.plugins",),
+    EXAMPLE_PLUGINS: ("statewright.sdk.plugins",),  # its modules: files of the plugins folder
     "airflow.utils.dates": ("statewright.sdk",),
     "airflow.utils.timezone": ("statewright.sdk",),
     "airflow.timetables.base": ("statewright.sdk.timetables", "statewright.sdk"),
@@ -103,11 +116,19 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.timetables.events": ("statewright.sdk.timetables", "statewright.sdk"),
     "airflow.timetables.simple": ("statewright.sdk.timetables", "statewright.sdk"),
     "airflow.timetables.assets": ("statewright.sdk.timetables", "statewright.sdk"),
+    "airflow.partition_mappers.base": ("statewright.sdk.partitions",),
+    "airflow.partition_mappers.window": ("statewright.sdk.partitions",),
+    "airflow.partition_mappers.temporal": ("statewright.sdk.partitions",),
+    "airflow.partition_mappers.identity": ("statewright.sdk.partitions",),
+    "airflow.partition_mappers.product": ("statewright.sdk.partitions",),
     **_standard_modules(),
 }
 """Airflow module → the statewright modules searched for its names, in order."""
 
 RENAMES: dict[str, str] = {
+    "airflow.plugins_manager.AirflowPlugin": "statewright.sdk.plugins:StatewrightPlugin",
+    "airflow.models.taskinstance.TaskInstance": "statewright.sdk.plugins:TaskInstance",
+    "airflow.models.dagrun.DagRun": "statewright.sdk.plugins:DagRun",
     "airflow.exceptions.AirflowException": "statewright.core.errors:StatewrightError",
     "airflow.sdk.exceptions.AirflowException": "statewright.core.errors:StatewrightError",
     "airflow.exceptions.AirflowSensorTimeout": "statewright.sdk.exceptions:SensorTimeout",
@@ -171,6 +192,14 @@ FEATURES: dict[str, str] = {
     "ShortCircuitOperator": "short-circuiting",
     "PokeReturnValue": "sensors",
     "CronTriggerTimetable": "timetables",
+    "CronDataIntervalTimetable": "timetables",
+    "DeltaTriggerTimetable": "timetables",
+    "MultipleCronTriggerTimetable": "timetables",
+    "EventsTimetable": "timetables",
+    "Timetable": "custom timetables",
+    "CronPartitionTimetable": "partitioned assets",
+    "PartitionedAssetTimetable": "partitioned assets",
+    "PartitionedAtRuntime": "partitioned assets",
     "AssetOrTimeSchedule": "timetables",
     "SQLExecuteQueryOperator": "SQL operators",
     "conf": "Airflow configuration (airflow.cfg)",

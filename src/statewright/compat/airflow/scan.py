@@ -6,7 +6,12 @@ import ast
 from dataclasses import dataclass, field
 
 from statewright.compat.airflow.hook import is_airflow_module
-from statewright.compat.airflow.names import CALL_FEATURES, FEATURES, known_module
+from statewright.compat.airflow.names import (
+    CALL_FEATURES,
+    EXAMPLE_PLUGINS,
+    FEATURES,
+    known_module,
+)
 from statewright.compat.airflow.resolver import has
 
 _NOT_TASKS = frozenset({"functools", "os", "re", "sys"})
@@ -30,6 +35,8 @@ class SourceScan:
         """Each Airflow module or name statewright has no equivalent of, in file order."""
         out: list[str] = []
         for module, name in self.airflow_imports:
+            if _in_plugins_folder(module, name):
+                continue
             if not known_module(module):
                 entry = f"{module} (module)"
             elif name is not None and name != "*" and not has(module, name):
@@ -39,6 +46,20 @@ class SourceScan:
             if entry not in out:
                 out.append(entry)
         return out
+
+
+def _in_plugins_folder(module: str, name: str | None) -> bool:
+    """``airflow.example_dags.plugins.X`` (or ``from …plugins import X``) names the plugins
+    folder's file ``X.py``, which the layer loads: known where that file is there."""
+    from statewright.sdk.plugins import plugins_folder
+
+    if module == EXAMPLE_PLUGINS and name not in (None, "*"):
+        parts = [str(name)]
+    elif module.startswith(EXAMPLE_PLUGINS + "."):
+        parts = module[len(EXAMPLE_PLUGINS) + 1:].split(".")
+    else:
+        return False
+    return plugins_folder().joinpath(*parts[:-1], parts[-1] + ".py").is_file()
 
 
 def scan_source(source: str, filename: str = "<dag file>") -> SourceScan:

@@ -29,6 +29,7 @@ MODULES: dict[str, str] = {
     "prefect.context": "statewright.flows.context",
     "prefect.logging": "statewright.flows.context",
     "prefect.flow_runs": "statewright.flows.pausing",
+    "prefect.input": "statewright.flows.run_input",
     "prefect.task_runners": "statewright.flows.task_runners",
     "prefect.tasks_utils": "statewright.sdk.caching",
 }

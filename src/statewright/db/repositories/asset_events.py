@@ -36,6 +36,7 @@ class NewAssetEvent:
     source_task_id: str | None = None
     source_map_index: int = -1
     source_alias: str | None = None
+    partition_key: str | None = None
 
 
 def record(conn: Connection, events: Sequence[NewAssetEvent], now: datetime) -> list[int]:
@@ -47,7 +48,8 @@ def record(conn: Connection, events: Sequence[NewAssetEvent], now: datetime) -> 
     rows: list[dict[str, Any]] = [{"asset_id": ids[e.asset["name"]], "extra": dict(e.extra),
              "source_dag_id": e.source_dag_id, "source_run_id": e.source_run_id,
              "source_task_id": e.source_task_id, "source_map_index": e.source_map_index,
-             "source_alias": e.source_alias, "source": e.source, "timestamp": now}
+             "source_alias": e.source_alias, "source": e.source, "timestamp": now,
+             "partition_key": e.partition_key}
             for e in events]
     result = conn.execute(insert(asset_event).returning(ev.id, sort_by_parameter_order=True),
                           rows)
@@ -96,6 +98,7 @@ class QueuedEvent:
     event_id: int
     asset_name: str
     timestamp: datetime
+    partition_key: str | None = None
 
 
 def queued_events(conn: Connection, dag_ids: Iterable[str]) -> dict[str, list[QueuedEvent]]:
@@ -103,13 +106,15 @@ def queued_events(conn: Connection, dag_ids: Iterable[str]) -> dict[str, list[Qu
     out: dict[str, list[QueuedEvent]] = {}
     for part in chunks(sorted(set(dag_ids)), 500):
         rows = conn.execute(
-            select(q.target_dag_id, q.asset_event_id, asset.c.name, ev.timestamp)
+            select(q.target_dag_id, q.asset_event_id, asset.c.name, ev.timestamp,
+                   ev.partition_key)
             .join(asset, asset.c.id == q.asset_id)
             .join(asset_event, ev.id == q.asset_event_id)
             .where(q.target_dag_id.in_(part))
             .order_by(q.target_dag_id, q.asset_event_id)).all()
-        for dag_id, event_id, name, ts in rows:
-            out.setdefault(str(dag_id), []).append(QueuedEvent(int(event_id), str(name), ts))
+        for dag_id, event_id, name, ts, key in rows:
+            out.setdefault(str(dag_id), []).append(QueuedEvent(int(event_id), str(name), ts,
+                                                               key))
     return out
 
 
@@ -147,8 +152,8 @@ def drop_queued(conn: Connection, dag_ids: Iterable[str]) -> int:
 def _event_select() -> Any:
     return (select(ev.id, ev.extra, ev.source_dag_id, ev.source_run_id, ev.source_task_id,
                    ev.source_map_index, ev.source_alias, ev.source, ev.timestamp,
-                   asset.c.name.label("asset_name"), asset.c.uri.label("asset_uri"),
-                   asset.c.group.label("asset_group"))
+                   ev.partition_key, asset.c.name.label("asset_name"),
+                   asset.c.uri.label("asset_uri"), asset.c.group.label("asset_group"))
             .join(asset, asset.c.id == ev.asset_id))
 
 
@@ -161,7 +166,7 @@ def event_data(row: Any) -> dict[str, Any]:
         "source_dag_id": row.source_dag_id, "source_run_id": row.source_run_id,
         "source_task_id": row.source_task_id, "source_map_index": int(row.source_map_index),
         "source_aliases": [row.source_alias] if row.source_alias else [],
-        "source": row.source,
+        "source": row.source, "partition_key": row.partition_key,
     }
 
 

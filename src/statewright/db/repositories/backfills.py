@@ -6,7 +6,7 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, select, update
+from sqlalchemy import Connection, and_, case, func, select, update
 
 from statewright.core.states import RUN
 from statewright.db.tables import backfill, backfill_dag_run, dag_run
@@ -18,6 +18,8 @@ _ACTIVE = (RUN.QUEUED.value, RUN.RUNNING.value, RUN.PAUSED.value)
 #: ``exception_reason`` of a row whose run is to be created (None) or cleared ("reprocess").
 PENDING_CREATE = None
 PENDING_REPROCESS = "reprocess"
+#: ``exception_reason`` of a row whose run was never made because the backfill was cancelled.
+CANCELLED = "cancelled"
 
 
 def create(conn: Connection, *, dag_id: str, from_date: datetime, to_date: datetime,
@@ -42,7 +44,9 @@ def get(conn: Connection, backfill_id: int) -> Any:
 
 
 def unfinished(conn: Connection, *, lock: bool = False) -> list[Any]:
-    stmt = select(backfill).where(backfill.c.completed_at.is_(None)).order_by(backfill.c.id)
+    """Backfills not completed and not paused (the ones the scheduler carries on)."""
+    stmt = select(backfill).where(backfill.c.completed_at.is_(None),
+                                  backfill.c.is_paused.is_(False)).order_by(backfill.c.id)
     if lock:
         stmt = stmt.with_for_update(skip_locked=True)
     return list(conn.execute(stmt).all())
@@ -122,3 +126,62 @@ def runs_at(conn: Connection, dag_id: str, dates: Collection[datetime]) -> dict[
         ).all():
             out[row.logical_date] = row
     return out
+
+
+# -- operating backfills (API, UI) ------------------------------------------------------------
+
+
+def list_page(conn: Connection, *, dag_id: str | None, limit: int, offset: int
+              ) -> tuple[list[Any], int]:
+    """Backfills, newest first (of one DAG when ``dag_id``), and how many there are."""
+    where = [backfill.c.dag_id == dag_id] if dag_id else []
+    rows = conn.execute(select(backfill).where(*where).order_by(backfill.c.id.desc())
+                        .limit(limit).offset(offset)).all()
+    total = conn.execute(select(func.count()).select_from(backfill).where(*where)).scalar_one()
+    return list(rows), int(total)
+
+
+def set_paused(conn: Connection, backfill_id: int, paused: bool, now: datetime) -> bool:
+    """Pause or unpause an unfinished backfill; False when it is completed or missing."""
+    return bool(conn.execute(
+        update(backfill).where(backfill.c.id == backfill_id, backfill.c.completed_at.is_(None))
+        .values(is_paused=paused, updated_at=now)).rowcount)
+
+
+def run_ids_in_state(conn: Connection, backfill_id: int, states: Collection[str]) -> list[str]:
+    """The run ids of the backfill's runs in ``states``."""
+    return [r.run_id for r in conn.execute(
+        select(dr.run_id).join(backfill_dag_run, bdr.dag_run_id == dr.id)
+        .where(bdr.backfill_id == backfill_id, dr.state.in_(list(states)))
+        .order_by(bdr.sort_ordinal)).all()]
+
+
+def progress(conn: Connection, backfill_ids: Collection[int]) -> dict[int, dict[str, int]]:
+    """Per backfill: its rows counted by the state of their run (``pending`` when the run is
+    still to be created or cleared, ``skipped`` when the date was left alone)."""
+    if not backfill_ids:
+        return {}
+    state = case(
+        (bdr.exception_reason == PENDING_REPROCESS, "pending"),
+        (bdr.exception_reason.is_not(None), "skipped"),
+        (bdr.dag_run_id.is_(None), "pending"),
+        else_=func.coalesce(dr.state, "pending"))
+    rows = conn.execute(
+        select(bdr.backfill_id, state.label("state"), func.count())
+        .select_from(backfill_dag_run.outerjoin(dag_run, dr.id == bdr.dag_run_id))
+        .where(bdr.backfill_id.in_(list(backfill_ids)))
+        .group_by(bdr.backfill_id, state)).all()
+    out: dict[int, dict[str, int]] = {i: {} for i in backfill_ids}
+    for backfill_id, key, n in rows:
+        out[backfill_id][str(key)] = int(n)
+    return out
+
+
+def drop_pending(conn: Connection, backfill_id: int) -> int:
+    """Rows whose run was still to be created or cleared are left alone (a cancel)."""
+    return int(conn.execute(
+        update(backfill_dag_run)
+        .where(bdr.backfill_id == backfill_id,
+               (bdr.dag_run_id.is_(None) & bdr.exception_reason.is_(None))
+               | (bdr.exception_reason == PENDING_REPROCESS))
+        .values(exception_reason=CANCELLED)).rowcount)

@@ -23,6 +23,8 @@ _DAG_LIST_COLUMNS = (
     dag.c.dag_id, dag.c.fileloc, dag.c.is_paused, dag.c.is_active, dag.c.description,
     dag.c.schedule_summary, dag.c.max_active_runs, dag.c.max_active_tasks, dag.c.fail_stop,
     dag.c.next_dagrun, dag.c.next_dagrun_create_after, dag.c.last_parsed_at, dag.c.tags,
+    dag.c.serialized["dag_display_name"].as_string().label("dag_display_name"),
+    dag.c.kind,
 )
 
 RUN_ORDERS = {
@@ -127,7 +129,8 @@ def grid_cells(conn: Connection, dag_run_ids: Sequence[int], message_chars: int 
     return list(conn.execute(
         select(ti.dag_run_id, ti.task_id, ti.map_index, ti.state, ti.state_name,
                func.substr(ti.state_message, 1, message_chars).label("state_message"),
-               ti.try_number, ti.max_tries, ti.start_date, ti.end_date, ti.duration)
+               ti.try_number, ti.max_tries, ti.start_date, ti.end_date, ti.duration,
+               ti.dag_version_id)
         .where(ti.dag_run_id.in_(list(dag_run_ids)))
     ).all())
 

@@ -23,6 +23,16 @@ def add(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
         ])
 
 
+def add_returning(conn: Connection, rows: Sequence[dict[str, Any]]) -> list[int]:
+    """Pending callbacks (as ``add``) in one statement; returns their ids in ``rows`` order."""
+    if not rows:
+        return []
+    result = conn.execute(
+        insert(dag_callback).returning(c.id, sort_by_parameter_order=True),
+        [{**r, "status": PENDING, "attempts": 0} for r in rows])
+    return [int(pk) for pk in result.scalars()]
+
+
 def claim(conn: Connection, *, now: datetime, claimed_by: str, limit: int,
           stale_before: datetime, max_attempts: int = 3) -> list[Any]:
     """Claim pending callbacks (and running ones whose runner vanished before

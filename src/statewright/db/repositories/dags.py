@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy import Connection, bindparam, select, text, update
 
 from statewright.db.tables import dag
 
@@ -44,6 +44,7 @@ def upsert_dag(
         "schedule_summary": schedule_summary,
         "last_parsed_at": now,
         "is_active": True,
+        "deadline": serialized.get("deadline") or None,
     }
     if row is None:
         paused = serialized.get("is_paused_upon_creation")
@@ -80,17 +81,26 @@ def get_serialized_many(
 
 
 @functools.cache
-def _get_hashes() -> Any:
+def _get_hashes(dialect: str) -> Any:
     # Read on every scheduler loop and every batch of tries: built once, run with parameters.
+    # From the covering index (dag_id, dag_hash), never from the row: on SQLite the row holds
+    # the serialized DAG before the hash (megabytes of overflow pages for a big DAG), and
+    # SQLite's planner prefers the primary key's index (then the row) unless told.
+    if dialect == "sqlite":
+        return text(f"SELECT dag_id, dag_hash FROM dag INDEXED BY {_HASH_INDEX} "
+                    "WHERE dag_id IN :ids").bindparams(bindparam("ids", expanding=True))
     return select(dag.c.dag_id, dag.c.dag_hash).where(
         dag.c.dag_id.in_(bindparam("ids", expanding=True)))
+
+
+_HASH_INDEX = "ix_dag_dag_id_dag_hash"  # migration 0017
 
 
 def get_hashes(conn: Connection, dag_ids: Iterable[str]) -> dict[str, str]:
     ids = list(set(dag_ids))
     if not ids:
         return {}
-    rows = conn.execute(_get_hashes(), {"ids": ids}).all()
+    rows = conn.execute(_get_hashes(conn.dialect.name), {"ids": ids}).all()
     return {r.dag_id: r.dag_hash for r in rows}
 
 
@@ -200,6 +210,7 @@ def _synced_values(serialized: Mapping[str, Any], now: datetime) -> dict[str, An
         "tags": list(serialized.get("tags") or []),
         "last_parsed_at": now,
         "is_active": True,
+        "deadline": serialized.get("deadline") or None,
     }
 
 

@@ -17,12 +17,19 @@ FLOW = "flow"
 
 
 def ensure_flow(conn: Connection, name: str, *, fileloc: str | None, description: str | None,
-                now: datetime) -> None:
-    """The flow's ``dag`` row (kind ``flow``), created the first time the flow runs."""
-    if conn.execute(select(dag.c.dag_id).where(dag.c.dag_id == name)).first() is not None:
+                now: datetime, entrypoint: str | None = None) -> None:
+    """The flow's ``dag`` row (kind ``flow``), created the first time the flow runs; its
+    ``entrypoint`` (``file:function``, what the scheduler starts for a triggered run) kept."""
+    row = conn.execute(select(dag.c.serialized).where(dag.c.dag_id == name)).first()
+    if row is not None:
+        old = dict(row.serialized or {})
+        if entrypoint is not None and old.get("entrypoint") != entrypoint:
+            old["entrypoint"] = entrypoint
+            conn.execute(update(dag).where(dag.c.dag_id == name).values(serialized=old))
         return
     serialized: dict[str, Any] = {"dag_id": name, "kind": FLOW, "fileloc": fileloc,
-                                  "description": description, "tasks": []}
+                                  "description": description, "tasks": [],
+                                  "entrypoint": entrypoint}
     conn.execute(insert(dag).values(
         dag_id=name, fileloc=fileloc, description=description, serialized=serialized,
         dag_hash=dag_hash(serialized), kind=FLOW, is_paused=False, is_active=True,
@@ -31,7 +38,35 @@ def ensure_flow(conn: Connection, name: str, *, fileloc: str | None, description
 
 
 def insert_flow_run(conn: Connection, values: Mapping[str, Any]) -> None:
-    conn.execute(insert(flow_run).values(**values))
+    """The run's ``flow_run`` row; a run started again (resumed after a suspension) keeps its
+    row, with the new processes."""
+    pk = values["dag_run_id"]
+    if conn.execute(select(flow_run.c.dag_run_id).where(flow_run.c.dag_run_id == pk)
+                    ).first() is None:
+        conn.execute(insert(flow_run).values(**values))
+    else:
+        conn.execute(update(flow_run).where(flow_run.c.dag_run_id == pk).values(**{
+            k: v for k, v in values.items() if k != "dag_run_id"}))
+
+
+def task_ids_of_run(conn: Connection, run_pk: int) -> frozenset[str]:
+    return frozenset(conn.execute(select(task_instance.c.task_id).where(
+        task_instance.c.dag_run_id == run_pk)).scalars())
+
+
+def want_input(conn: Connection, run_pk: int, key: str, schema: Any) -> None:
+    """A pause under way: its key and the JSON schema of the input it waits for."""
+    conn.execute(update(flow_run).where(flow_run.c.dag_run_id == run_pk).values(
+        wanted_input={"key": key, "schema": schema}))
+
+
+def give_input(conn: Connection, run_pk: int, key: str, value: Any) -> None:
+    """The pause ``key`` is resumed with ``value``; the run waits for nothing more."""
+    row = get_flow_run(conn, run_pk)
+    inputs = dict(row.pause_inputs or {}) if row is not None else {}
+    inputs[key] = value
+    conn.execute(update(flow_run).where(flow_run.c.dag_run_id == run_pk).values(
+        wanted_input=None, pause_inputs=inputs))
 
 
 def heartbeat(conn: Connection, run_pks: Collection[int], now: datetime) -> None:
@@ -119,3 +154,13 @@ def queued_flow_runs(conn: Connection, limit: int = 50) -> list[Any]:
 def mark_flow(conn: Connection, name: str, *, paused: bool) -> None:
     """Keep the row a flow's (``upsert_dag`` writes DAGs' columns) and set its pause."""
     conn.execute(update(dag).where(dag.c.dag_id == name).values(kind=FLOW, is_paused=paused))
+
+
+def runs_to_launch(conn: Connection, limit: int = 50) -> list[Any]:
+    """Queued flow runs with the flow's serialized row (its recorded ``entrypoint``)."""
+    return list(conn.execute(
+        select(dag_run.c.id, dag_run.c.dag_id, dag_run.c.run_id, dag_run.c.conf,
+               dag_run.c.queued_at, dag.c.serialized)
+        .join(dag, dag.c.dag_id == dag_run.c.dag_id)
+        .where(dag.c.kind == FLOW, dag_run.c.state == "queued", dag.c.is_paused.is_(False))
+        .order_by(dag_run.c.queued_at, dag_run.c.id).limit(limit)).all())

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, and_, func, insert, not_, select, update
 
 from statewright.db.tables import job
 
@@ -67,3 +67,29 @@ def list_jobs(conn: Connection, job_type: str | None = None, limit: int = 50) ->
     if job_type:
         stmt = stmt.where(job.c.job_type == job_type)
     return list(conn.execute(stmt).all())
+
+
+def is_alive(status: str | None, latest_heartbeat: datetime | None, *,
+             heartbeat_after: datetime) -> bool:
+    """A job is alive when it is running and heartbeated after the given moment."""
+    return status == RUNNING and latest_heartbeat is not None \
+        and latest_heartbeat > heartbeat_after
+
+
+def list_page(conn: Connection, *, job_type: str | None, hostname: str | None,
+              alive: bool | None, heartbeat_after: datetime, limit: int, offset: int
+              ) -> tuple[list[Any], int]:
+    """Jobs, most recent heartbeat first, filtered; and how many match."""
+    where: list[Any] = []
+    if job_type:
+        where.append(job.c.job_type == job_type)
+    if hostname:
+        where.append(job.c.hostname == hostname)
+    if alive is not None:
+        live = and_(job.c.status == RUNNING, job.c.latest_heartbeat > heartbeat_after)
+        where.append(live if alive else not_(live))
+    rows = conn.execute(select(job).where(*where).order_by(job.c.latest_heartbeat.desc(),
+                                                           job.c.id.desc())
+                        .limit(limit).offset(offset)).all()
+    total = conn.execute(select(func.count()).select_from(job).where(*where)).scalar_one()
+    return list(rows), int(total)

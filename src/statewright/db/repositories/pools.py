@@ -95,13 +95,16 @@ def delete_pool(conn: Connection, name: str) -> bool:
     return bool(conn.execute(delete(pool).where(pool.c.name == name)).rowcount)
 
 
-def slot_stats(conn: Connection) -> dict[str, PoolStats]:
-    """Every pool with the slots its task instances take, by state."""
+def slot_stats(conn: Connection, *, scheduled: bool = True) -> dict[str, PoolStats]:
+    """Every pool with the slots its task instances take, by state. ``scheduled=False`` (the
+    scheduler's queueing: only the occupied slots matter) leaves the scheduled ones uncounted:
+    it reads only the queued, running and deferred task instances, by the state index, however
+    many wait scheduled."""
     stats = {
         r.name: PoolStats(r.name, int(r.slots), r.description, bool(r.include_deferred))
         for r in list_all(conn)
     }
-    for name, state, used in conn.execute(_slots_used()).all():
+    for name, state, used in conn.execute(_slots_used(scheduled)).all():
         s = stats.get(name)
         if s is not None:
             setattr(s, state, int(used))
@@ -109,11 +112,14 @@ def slot_stats(conn: Connection) -> dict[str, PoolStats]:
 
 
 @functools.cache
-def _slots_used() -> Any:
-    # Read on every queueing pass of the scheduler: built once.
+def _slots_used(scheduled: bool) -> Any:
+    # Read on every queueing pass of the scheduler: built once. Grouped by state first, so
+    # SQLite reads the states asked for from the index on state (by pool first, it scans the
+    # whole table).
+    states = _COUNTED if scheduled else tuple(s for s in _COUNTED if s != TI.SCHEDULED.value)
     return (select(ti.pool, ti.state, func.coalesce(func.sum(ti.pool_slots), 0))
-            .where(ti.state.in_(_COUNTED))
-            .group_by(ti.pool, ti.state))
+            .where(ti.state.in_(states))
+            .group_by(ti.state, ti.pool))
 
 
 def task_instances_in_pool(conn: Connection, name: str) -> int:

@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, func, not_, select, tuple_
+from sqlalchemy import Connection, and_, bindparam, func, not_, select, true, tuple_
 
 from statewright.core.states import RUN, TI, StateName
 from statewright.db.bulk import chunks, update_many
@@ -135,32 +135,62 @@ def queue_candidates(
     """Scheduled task instances of running runs of unpaused DAGs, highest priority first.
 
     Ties go to the run with the earlier logical date (Airflow's order), then the older row.
+    Each run's first ``limit`` (by priority, then id) are read from the index
+    ``ix_task_instance_queue_order`` and only those are sorted: the cost follows ``limit`` and
+    the number of running runs, not the number of scheduled task instances.
     """
+    dialect = conn.dialect.name
     if not (skip_pools or skip_runs or skip_tasks):
-        return list(conn.execute(_candidates(True), {"limit": limit}).all())
-    stmt = _candidates(False).limit(limit)
+        return list(conn.execute(_candidates(dialect), {"limit": limit}).all())
+    first = _first_of_run()
     if skip_pools:
-        stmt = stmt.where(ti.pool.not_in(list(skip_pools)))
-    if skip_runs:
-        stmt = stmt.where(ti.dag_run_id.not_in(list(skip_runs)))
+        first = first.where(ti2.pool.not_in(list(skip_pools)))
     if skip_tasks:
-        stmt = stmt.where(not_(tuple_(ti.dag_id, ti.task_id).in_(list(skip_tasks))))
-    return list(conn.execute(stmt).all())
+        first = first.where(not_(tuple_(ti2.dag_id, ti2.task_id).in_(list(skip_tasks))))
+    stmt = _candidates_over(first, dialect)
+    if skip_runs:
+        stmt = stmt.where(dr.id.not_in(list(skip_runs)))
+    return list(conn.execute(stmt, {"limit": limit}).all())
+
+
+_ti2 = task_instance.alias("first_ti")
+ti2 = _ti2.c
+_CANDIDATE_COLUMNS = ("id", "dag_id", "run_id", "task_id", "dag_run_id", "try_number",
+                      "priority_weight", "pool", "pool_slots")
+
+
+def _first_of_run() -> Any:
+    """The first scheduled task instances of the outer query's run, in queueing order."""
+    return (select(*(ti2[c] for c in _CANDIDATE_COLUMNS))
+            .where(ti2.dag_run_id == dr.id, ti2.state == TI.SCHEDULED.value)
+            .order_by(ti2.priority_weight.desc(), ti2.id)
+            .limit(bindparam("limit")))
+
+
+def _candidates_over(first_of_run: Any, dialect: str) -> Any:
+    """Each running run's first candidates, then the best ``limit`` of them. PostgreSQL reads
+    each run's first ones with a LATERAL join; SQLite (no LATERAL) with ``id IN`` a correlated
+    subquery, which it runs once per run (PostgreSQL would run it once per row)."""
+    runs = dag_run.join(dag, dag.c.dag_id == dr.dag_id)
+    if dialect == "postgresql":
+        first = first_of_run.correlate(dag_run).lateral("first_of_run")
+        cols, source = first.c, runs.join(first, true())
+    else:
+        first_ids = first_of_run.with_only_columns(ti2.id).correlate(dag_run)
+        cols, source = ti, runs.join(task_instance, ti.id.in_(first_ids))
+    return (
+        select(*(cols[c] for c in _CANDIDATE_COLUMNS))
+        .select_from(source)
+        .where(dr.state == RUN.RUNNING.value, dag.c.is_paused.is_(False))
+        .order_by(cols.priority_weight.desc(), dr.logical_date, cols.id)
+        .limit(bindparam("limit"))
+    )
 
 
 @functools.cache
-def _candidates(bound_limit: bool) -> Any:
+def _candidates(dialect: str) -> Any:
     # Read on every queueing pass: built once (with the limit bound) for the common case.
-    stmt = (
-        select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.dag_run_id, ti.try_number,
-               ti.priority_weight, ti.pool, ti.pool_slots)
-        .join(dag_run, dr.id == ti.dag_run_id)
-        .join(dag, dag.c.dag_id == ti.dag_id)
-        .where(ti.state == TI.SCHEDULED.value, dr.state == RUN.RUNNING.value,
-               dag.c.is_paused.is_(False))
-        .order_by(ti.priority_weight.desc(), dr.logical_date, ti.id)
-    )
-    return stmt.limit(bindparam("limit")) if bound_limit else stmt
+    return _candidates_over(_first_of_run(), dialect)
 
 
 def any_queue_candidate(conn: Connection) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from statewright.core.states import TI
+from statewright.db.repositories import dag_versions
 from statewright.db.tables import dag_run, task_instance, task_instance_history
 
 ti = task_instance.c
@@ -42,6 +43,31 @@ def _state_counts() -> Any:
     return (select(ti.dag_run_id, ti.state, func.count())
             .where(ti.dag_run_id.in_(bindparam("ids", expanding=True)))
             .group_by(ti.dag_run_id, ti.state))
+
+
+def runs_in_states(conn: Connection, run_ids: Sequence[int], states: Iterable[str]
+                   ) -> dict[int, set[str]]:
+    """Per run, which of ``states`` some of its task instances are in (runs with none left
+    out). Reads only the task instances in those states, whatever else the runs hold."""
+    if not run_ids:
+        return {}
+    out: dict[int, set[str]] = {}
+    for run_pk, state in conn.execute(
+            select(ti.dag_run_id, ti.state).distinct()
+            .where(ti.state.in_(list(states)), ti.dag_run_id.in_(list(run_ids)))).all():
+        out.setdefault(run_pk, set()).add(state)
+    return out
+
+
+def runs_without_states(conn: Connection, run_ids: Sequence[int], states: Iterable[str]
+                        ) -> set[int]:
+    """The runs none of whose task instances is in ``states`` (one probe per run)."""
+    if not run_ids:
+        return set()
+    run = dag_run.c
+    held = select(ti.id).where(ti.dag_run_id == run.id, ti.state.in_(list(states))).exists()
+    return set(conn.execute(select(run.id).where(run.id.in_(list(run_ids)), ~held))
+               .scalars().all())
 
 
 def count_active_by_dag(conn: Connection, dag_ids: Iterable[str]) -> dict[str, int]:
@@ -187,8 +213,13 @@ _INSERT_HISTORY = insert(task_instance_history)
 
 
 def add_history(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Finished tries; each records the DAG version its task instance ran."""
     if rows:
-        conn.execute(_INSERT_HISTORY, list(rows))
+        versions = dag_versions.versions_of_tries(
+            conn, [r["task_instance_id"] for r in rows if "dag_version_id" not in r])
+        conn.execute(_INSERT_HISTORY, [
+            r if "dag_version_id" in r
+            else {**r, "dag_version_id": versions.get(r["task_instance_id"])} for r in rows])
 
 
 def history_of(conn: Connection, task_instance_id: int) -> list[Any]:

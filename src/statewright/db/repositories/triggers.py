@@ -89,8 +89,7 @@ def _assigned_to() -> Any:
 
 
 def assigned_to(conn: Connection, triggerer_id: int) -> set[int]:
-    rows = conn.execute(_assigned_to(), {"triggerer_id": triggerer_id}).all()
-    return {r.id for r in rows}
+    return set(conn.execute(_assigned_to(), {"triggerer_id": triggerer_id}).scalars())
 
 
 def claim(
@@ -244,8 +243,10 @@ def delete_unreferenced(conn: Connection) -> list[Any]:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def list_with_task_instances(conn: Connection, limit: int = 100) -> list[Any]:
-    """Triggers with the task instance waiting on each and the triggerer running it."""
+def list_with_task_instances(conn: Connection, limit: int = 100, *,
+                             triggerer_id: int | None = None) -> list[Any]:
+    """Triggers with the task instance waiting on each and the triggerer running it (only
+    those of one triggerer with ``triggerer_id``)."""
     stmt = (
         select(tr.id, tr.classpath, tr.created_date, tr.triggerer_id,
                ti.dag_id, ti.task_id, ti.run_id, ti.state, ti.try_number, ti.trigger_timeout,
@@ -258,6 +259,8 @@ def list_with_task_instances(conn: Connection, limit: int = 100) -> list[Any]:
         .order_by(tr.created_date, tr.id)
         .limit(limit)
     )
+    if triggerer_id is not None:
+        stmt = stmt.where(tr.triggerer_id == triggerer_id)
     return list(conn.execute(stmt).all())
 
 

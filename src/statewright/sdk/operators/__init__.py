@@ -1,6 +1,7 @@
 """Built-in operators: PythonOperator and its branching kin, BashOperator, EmptyOperator; the
 cross-DAG ``TriggerDagRunOperator`` and ``ExternalTaskMarker``; ``LatestOnlyOperator``,
-``BranchDayOfWeekOperator`` and ``BranchDateTimeOperator``."""
+``BranchDayOfWeekOperator`` and ``BranchDateTimeOperator``; the human-in-the-loop operators
+``HITLOperator``, ``ApprovalOperator``, ``HITLBranchOperator`` and ``HITLEntryOperator``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from statewright.sdk.operators.datetime_branch import (
     WeekDay,
 )
 from statewright.sdk.operators.empty import EmptyOperator
+from statewright.sdk.operators.hitl import (
+    ApprovalOperator,
+    HITLBranchOperator,
+    HITLEntryOperator,
+    HITLOperator,
+)
 from statewright.sdk.operators.python import (
     BranchPythonOperator,
     PythonOperator,
@@ -20,12 +27,16 @@ from statewright.sdk.operators.python import (
 from statewright.sdk.operators.trigger_dagrun import ExternalTaskMarker, TriggerDagRunOperator
 
 __all__ = [
+    "ApprovalOperator",
     "BashOperator",
     "BranchDateTimeOperator",
     "BranchDayOfWeekOperator",
     "BranchPythonOperator",
     "EmptyOperator",
     "ExternalTaskMarker",
+    "HITLBranchOperator",
+    "HITLEntryOperator",
+    "HITLOperator",
     "LatestOnlyOperator",
     "PythonOperator",
     "ShortCircuitOperator",

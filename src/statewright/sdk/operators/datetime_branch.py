@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from statewright.core.errors import DagDefinitionError
-from statewright.core.schedules import parse_schedule
+from statewright.core.timetables import parse_schedule
 from statewright.sdk.branch import BaseBranchOperator
 
 __all__ = ["BranchDateTimeOperator", "BranchDayOfWeekOperator", "LatestOnlyOperator", "WeekDay"]
@@ -41,7 +41,7 @@ class LatestOnlyOperator(BaseBranchOperator):
             return everything
         timetable = getattr(schedule, "timetable", None) or parse_schedule(
             schedule, timezone=getattr(dag, "timezone", "UTC"))
-        nxt = timetable.next_dagrun_info(
+        nxt = timetable.next_run(
             last_automated=_info(context), start_date=None, end_date=None, catchup=True, now=end)
         if nxt is None:
             return everything
@@ -60,7 +60,7 @@ class LatestOnlyOperator(BaseBranchOperator):
 
 
 def _info(context: Any) -> Any:
-    from statewright.core.schedules import DagRunInfo
+    from statewright.core.timetables import DagRunInfo
 
     logical = context.get("logical_date")
     start = context.get("data_interval_start") or logical

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -86,7 +87,10 @@ class PythonOperator(BaseOperator):
     def execute_callable(self, context: Mapping[str, Any]) -> Any:
         merged = {**context, "templates_dict": self.templates_dict, **self.op_kwargs}
         kwargs = determine_kwargs(self.python_callable, self.op_args, merged)
-        return self.python_callable(*self.op_args, **kwargs)
+        result = self.python_callable(*self.op_args, **kwargs)
+        if inspect.iscoroutine(result):  # an ``async def`` task: run it to its end here
+            return asyncio.run(result)
+        return result
 
 
 class BranchPythonOperator(BaseBranchOperator, PythonOperator):

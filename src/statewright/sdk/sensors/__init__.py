@@ -1,7 +1,7 @@
 """Sensors: tasks that wait for a condition.
 
 Exports ``BaseSensor`` and ``PokeReturnValue``, and the built-ins ``DateTimeSensor``,
-``TimeDeltaSensor``, ``FileSensor``, ``HttpSensor``, ``PythonSensor`` and
+``TimeDeltaSensor``, ``DayOfWeekSensor``, ``FileSensor``, ``HttpSensor``, ``PythonSensor`` and
 ``ExternalTaskSensor`` (with its ``ExternalTaskTrigger``).
 """
 
@@ -13,6 +13,7 @@ from statewright.sdk.sensors.filesystem import FileSensor
 from statewright.sdk.sensors.http import HttpSensor
 from statewright.sdk.sensors.python import PythonSensor
 from statewright.sdk.sensors.time import DateTimeSensor, TimeDeltaSensor
+from statewright.sdk.sensors.weekday import DayOfWeekSensor
 
 BaseSensorOperator = BaseSensor
 
@@ -20,6 +21,7 @@ __all__ = [
     "BaseSensor",
     "BaseSensorOperator",
     "DateTimeSensor",
+    "DayOfWeekSensor",
     "ExternalTaskSensor",
     "ExternalTaskTrigger",
     "FileSensor",

@@ -71,6 +71,10 @@ class BaseTrigger(abc.ABC):
     use ``await`` for waiting and ``asyncio.to_thread`` for blocking calls.
     """
 
+    # A subclass that declares ``__slots__`` of its own holds no per-instance dict: a
+    # triggerer may hold 100,000 triggers. (Without ``__slots__``, it has one, as usual.)
+    __slots__ = ("__weakref__", "trigger_id")
+
     #: When true, the triggerer ends the task successfully with the event instead of
     #: resuming it on a worker.
     end_from_trigger: bool = False

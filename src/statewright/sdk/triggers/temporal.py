@@ -36,6 +36,8 @@ class DateTimeTrigger(BaseTrigger):
     resuming it on a worker.
     """
 
+    __slots__ = ("end_from_trigger", "moment")
+
     def __init__(self, moment: datetime, *, end_from_trigger: bool = False) -> None:
         super().__init__()
         if not isinstance(moment, datetime):

@@ -5,9 +5,9 @@ Each control plans its changes from the run's rows and applies them through the 
 """
 
 from statewright.services.controls.cancel import cancel_run
-from statewright.services.controls.clear import clear_task_instances
+from statewright.services.controls.clear import clear_across_runs, clear_task_instances
 from statewright.services.controls.common import ControlError, Plan
-from statewright.services.controls.mark import mark_run, mark_task_instances
+from statewright.services.controls.mark import mark_across_runs, mark_run, mark_task_instances
 from statewright.services.controls.pause import pause_run, resume_run
 from statewright.services.controls.stopped import settle_abandoned, settle_stopped_tries
 
@@ -15,7 +15,9 @@ __all__ = [
     "ControlError",
     "Plan",
     "cancel_run",
+    "clear_across_runs",
     "clear_task_instances",
+    "mark_across_runs",
     "mark_run",
     "mark_task_instances",
     "pause_run",

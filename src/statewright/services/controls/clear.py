@@ -44,7 +44,9 @@ from statewright.core.mapping import ti_label
 from statewright.core.states import RUN, TI, TI_FAILED_STATES, DagRunState
 from statewright.core.transitions import Actor, Who
 from statewright.db.repositories import controls as controls_repo
+from statewright.db.repositories import task_state as task_state_repo
 from statewright.db.repositories import xcoms as xcom_repo
+from statewright.services.controls.across import lenient_elsewhere, runs_for
 from statewright.services.controls.common import (
     RESET_WAITS,
     RUN_FINISHED,
@@ -55,13 +57,13 @@ from statewright.services.controls.common import (
     TaskChange,
     relatives,
     reset_values,
-    run_control,
+    run_controls,
 )
 
 _MESSAGE = "cleared by a user"
 _FINISHED_TASK = frozenset({TI.SUCCESS, TI.FAILED, TI.SKIPPED, TI.UPSTREAM_FAILED})
 _WAITING = frozenset({TI.SCHEDULED, TI.QUEUED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
-                      TI.SHUTDOWN, TI.DEFERRED})
+                      TI.SHUTDOWN, TI.DEFERRED, TI.AWAITING_INPUT})
 _LEFT_ALONE = {
     TI.NONE: "waits for its dependencies already",
     TI.RESTARTING: "being cleared already: its try is being stopped",
@@ -179,21 +181,62 @@ def clear_task_instances(
     dry_run: bool = False,
     actor: Who = Actor.USER,
     now: datetime,
+    recursive: bool = True,
+    clear_state: bool = False,
 ) -> Plan:
     """Clear task instances of one run (see the module docstring); returns what was done.
-    ``map_indexes`` narrows the selected tasks to those map indexes."""
+    ``map_indexes`` narrows the selected tasks to those map indexes; ``recursive`` follows the
+    cleared tasks' ExternalTaskMarkers into other DAGs; ``clear_state`` also deletes their task
+    state (kept otherwise, whatever its retention)."""
+    plans = clear_across_runs(
+        engine, run_id, dag_id=dag_id, task_regexes=task_regexes, upstream=upstream,
+        downstream=downstream, only_failed=only_failed, map_indexes=map_indexes,
+        dry_run=dry_run, actor=actor, now=now, recursive=recursive,
+        clear_state=clear_state)
+    return plans[0]
+
+
+def clear_across_runs(
+    engine: Engine,
+    run_id: str,
+    *,
+    past: bool = False,
+    future: bool = False,
+    dag_id: str | None = None,
+    task_regexes: Sequence[str] = (),
+    upstream: bool = False,
+    downstream: bool = False,
+    only_failed: bool = False,
+    map_indexes: Sequence[int] | None = None,
+    dry_run: bool = False,
+    actor: Who = Actor.USER,
+    now: datetime,
+    recursive: bool = True,
+    clear_state: bool = False,
+) -> list[Plan]:
+    """``clear_task_instances`` in ``run_id`` and, with ``past`` / ``future``, in the DAG's
+    earlier / later runs (in one transaction); the chosen run's plan comes first."""
     options = ClearOptions(tuple(task_regexes), upstream, downstream, only_failed,
                            None if map_indexes is None else tuple(map_indexes))
-    return run_control(engine, lambda ctx: plan_clear(ctx, options), run_id=run_id,
-                       dag_id=dag_id, actor=actor, now=now, dry_run=dry_run,
-                       after=lambda conn, plan, ctx: after_clear(conn, plan, ctx, actor=actor,
-                                                                 now=now))
+    dag_id, run_ids = runs_for(engine, run_id, dag_id, past=past, future=future)
+    planner = lenient_elsewhere(lambda ctx: plan_clear(ctx, options), run_id, "clear")
+    plans = run_controls(engine, planner, run_ids=run_ids, dag_id=dag_id, actor=actor, now=now,
+                         dry_run=dry_run,
+                         after=lambda conn, plan, ctx: after_clear(
+                             conn, plan, ctx, actor=actor, now=now, follow_markers=recursive,
+                             clear_state=clear_state))
+    return sorted(plans, key=lambda p: p.run_id != run_id)
 
 
 def after_clear(conn: Connection, plan: Plan, ctx: RunContext, *, actor: Actor = Actor.USER,
-                now: datetime | None = None, follow_markers: bool = True) -> None:
-    """Delete the cleared tasks' results and reschedules; follow their ExternalTaskMarkers."""
+                now: datetime | None = None, follow_markers: bool = True,
+                clear_state: bool = False) -> None:
+    """Delete the cleared tasks' results and reschedules (and their task state when asked);
+    follow their ExternalTaskMarkers."""
     xcom_repo.clear_tasks(conn, [(plan.run_pk, c.task_id, c.map_index) for c in plan.changes])
+    if clear_state:
+        task_state_repo.clear(conn, plan.dag_id, plan.run_id,
+                              map_indexes=[(c.task_id, c.map_index) for c in plan.changes])
     controls_repo.delete_task_reschedules(conn, [c.ti_id for c in plan.changes])
     if follow_markers and now is not None:
         from statewright.services.controls.cross_dag import clear_external_markers

@@ -218,22 +218,42 @@ def run_control(
 ) -> P:
     """Plan the control and, unless ``dry_run``, apply it in one transaction (re-planned when
     a row moved under it)."""
+    return run_controls(engine, planner, run_ids=[run_id], dag_id=dag_id, actor=actor, now=now,
+                        dry_run=dry_run, after=after)[0]
+
+
+def run_controls(
+    engine: Engine,
+    planner: Callable[[RunContext], P],
+    *,
+    run_ids: Sequence[str],
+    dag_id: str | None,
+    actor: Who,
+    now: datetime,
+    dry_run: bool = False,
+    after: Callable[[Connection, P, RunContext], None] | None = None,
+) -> list[P]:
+    """``run_control`` over several runs (``--past`` / ``--future``): one plan per run, all
+    applied in one transaction, re-planned together when a row moved under any of them."""
     if dry_run:
         with engine.connect() as conn:
-            return planner(load_context(conn, run_id, dag_id))
+            return [planner(load_context(conn, r, dag_id)) for r in run_ids]
     for _ in range(_ATTEMPTS):
         try:
+            plans: list[P] = []
             with transaction(engine) as conn:
-                ctx = load_context(conn, run_id, dag_id)
-                plan = planner(ctx)
-                if not plan.empty:
-                    apply_plan(conn, plan, actor=actor, now=now)
-                    if after is not None:
-                        after(conn, plan, ctx)
-            return plan
+                for run_id in run_ids:
+                    ctx = load_context(conn, run_id, dag_id)
+                    plan = planner(ctx)
+                    if not plan.empty:
+                        apply_plan(conn, plan, actor=actor, now=now)
+                        if after is not None:
+                            after(conn, plan, ctx)
+                    plans.append(plan)
+            return plans
         except _Moved:
             continue
-    raise ControlError(f"Run {run_id} kept changing while the control was applied "
+    raise ControlError(f"Run {', '.join(run_ids)} kept changing while the control was applied "
                        f"({_ATTEMPTS} attempts); try again.")
 
 

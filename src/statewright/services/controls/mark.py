@@ -32,6 +32,7 @@ from statewright.core.mapping import ti_label
 from statewright.core.run_state import TaskView, decide_run_state
 from statewright.core.states import RUN, TI, TI_UNFINISHED, DagRunState, TaskInstanceState
 from statewright.core.transitions import Actor, Who
+from statewright.services.controls.across import lenient_elsewhere, runs_for
 from statewright.services.controls.common import (
     RESET_DEFERRAL,
     ControlError,
@@ -42,6 +43,7 @@ from statewright.services.controls.common import (
     relatives,
     reset_values,
     run_control,
+    run_controls,
     task_ids_or_error,
 )
 from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
@@ -61,7 +63,7 @@ def _task_change(row: Any, to: TaskInstanceState, message: str) -> TaskChange:
     )
 
 
-_LEAVES_A_TRY = frozenset({TI.DEFERRED, TI.RUNNING, TI.UP_FOR_RESCHEDULE})
+_LEAVES_A_TRY = frozenset({TI.DEFERRED, TI.RUNNING, TI.UP_FOR_RESCHEDULE, TI.AWAITING_INPUT})
 
 
 def plan_mark_tasks(ctx: RunContext, task_id: str, to: TaskInstanceState, *, upstream: bool,
@@ -122,7 +124,7 @@ def plan_mark_run(ctx: RunContext, to: DagRunState) -> Plan:
         if to is RUN.SUCCESS:
             if ti_state in TI_UNFINISHED or ti_state in (TI.FAILED, TI.UPSTREAM_FAILED):
                 plan.changes.append(_task_change(row, TI.SUCCESS, message))
-        elif ti_state in (TI.RUNNING, TI.DEFERRED, TI.UP_FOR_RESCHEDULE):
+        elif ti_state in (TI.RUNNING, TI.DEFERRED, TI.UP_FOR_RESCHEDULE, TI.AWAITING_INPUT):
             plan.changes.append(_task_change(row, TI.FAILED, message))
         elif ti_state in TI_UNFINISHED:
             plan.changes.append(_task_change(row, TI.SKIPPED, message))
@@ -144,11 +146,37 @@ def mark_task_instances(
     actor: Who = Actor.USER,
     now: datetime,
 ) -> Plan:
-    return run_control(
-        engine, lambda ctx: plan_mark_tasks(ctx, task_id, TI(to), upstream=upstream,
-                                            downstream=downstream, map_indexes=map_indexes),
-        run_id=run_id, dag_id=dag_id, actor=actor, now=now, dry_run=dry_run,
-        after=_queue_callbacks(now))
+    return mark_across_runs(engine, run_id, task_id, to, dag_id=dag_id, upstream=upstream,
+                            downstream=downstream, map_indexes=map_indexes, dry_run=dry_run,
+                            actor=actor, now=now)[0]
+
+
+def mark_across_runs(
+    engine: Engine,
+    run_id: str,
+    task_id: str,
+    to: TaskInstanceState,
+    *,
+    past: bool = False,
+    future: bool = False,
+    dag_id: str | None = None,
+    upstream: bool = False,
+    downstream: bool = False,
+    map_indexes: Sequence[int] | None = None,
+    dry_run: bool = False,
+    actor: Who = Actor.USER,
+    now: datetime,
+) -> list[Plan]:
+    """Mark the task in ``run_id`` and, with ``past`` / ``future``, in the DAG's earlier / later
+    runs (one transaction); the chosen run's plan comes first."""
+    dag_id, run_ids = runs_for(engine, run_id, dag_id, past=past, future=future)
+    planner = lenient_elsewhere(
+        lambda ctx: plan_mark_tasks(ctx, task_id, TI(to), upstream=upstream,
+                                    downstream=downstream, map_indexes=map_indexes),
+        run_id, f"mark {TI(to).value}")
+    plans = run_controls(engine, planner, run_ids=run_ids, dag_id=dag_id, actor=actor, now=now,
+                         dry_run=dry_run, after=_queue_callbacks(now))
+    return sorted(plans, key=lambda p: p.run_id != run_id)
 
 
 def mark_run(
@@ -177,4 +205,5 @@ def _queue_callbacks(now: datetime) -> Callable[[Connection, Plan, RunContext], 
     return after
 
 
-__all__: Sequence[str] = ("mark_run", "mark_task_instances", "plan_mark_run", "plan_mark_tasks")
+__all__: Sequence[str] = ("mark_across_runs", "mark_run", "mark_task_instances", "plan_mark_run",
+                          "plan_mark_tasks")

@@ -13,8 +13,9 @@ new run of it is created or started; runs already running go on.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from statewright.core.states import RUN, TI, DagRunState
 from statewright.core.transitions import Actor, Who
@@ -26,6 +27,7 @@ from statewright.services.controls.common import (
     TaskChange,
     run_control,
 )
+from statewright.services.flows.run_input import NO_INPUT, give_input
 
 
 def plan_pause(ctx: RunContext) -> Plan:
@@ -58,7 +60,9 @@ def plan_resume(ctx: RunContext) -> Plan:
     if state is not RUN.PAUSED:
         raise ControlError(f"Run {run.run_id} of DAG {run.dag_id} is {state.value}: only a "
                            "paused run can be resumed. Nothing was changed.")
-    to = RUN.RUNNING if run.start_date is not None else RUN.QUEUED
+    # A suspended flow run's process ended: queued, the scheduler starts it again.
+    suspended = getattr(run, "state_name", None) == "Suspended"
+    to = RUN.RUNNING if run.start_date is not None and not suspended else RUN.QUEUED
     plan.run_change = RunChange(state, to, "resumed by a user")
     return plan
 
@@ -70,6 +74,11 @@ def pause_run(engine: Engine, run_id: str, *, dag_id: str | None = None, dry_run
 
 
 def resume_run(engine: Engine, run_id: str, *, dag_id: str | None = None, dry_run: bool = False,
-               actor: Who = Actor.USER, now: datetime) -> Plan:
+               actor: Who = Actor.USER, now: datetime, run_input: Any = NO_INPUT) -> Plan:
+    """``run_input``: the input a paused flow run waits for (checked, stored with the resume
+    in one transaction)."""
+    def give(conn: Connection, _plan: Plan, ctx: RunContext) -> None:
+        give_input(conn, ctx.run, run_input)
+
     return run_control(engine, plan_resume, run_id=run_id, dag_id=dag_id, actor=actor, now=now,
-                       dry_run=dry_run)
+                       dry_run=dry_run, after=give)

@@ -28,6 +28,7 @@ from statewright.core.clock import Clock, utcnow
 from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import dag_files, import_errors
 from statewright.db.repositories import dags as dag_repo
+from statewright.sdk import plugins
 from statewright.sdk.loader import list_dag_files
 from statewright.services.dag_processor.importer import ImportOutcome, import_files
 from statewright.services.dag_processor.sync import FileInput, FileSync, forget_removed_files
@@ -80,6 +81,20 @@ class DagProcessor:
         self.timeout = timeout
         self.parallelism = max(1, parallelism)
 
+    def _record_plugin_errors(self) -> None:
+        """Plugins load once per process; a plugin file that raised is an import error named
+        by its file (the processor goes on)."""
+        if getattr(self, "_plugins_recorded", False):
+            return
+        self._plugins_recorded = True
+        plugins.load_plugins()
+        errors = plugins.plugin_errors()
+        if errors:
+            with transaction(self.engine) as conn:
+                for where, text in errors.items():
+                    import_errors.record(conn, where, f"plugin failed to load: {text}",
+                                         self.clock())
+
     @property
     def _prefix(self) -> str:
         return str(self.folder) + os.sep
@@ -92,6 +107,7 @@ class DagProcessor:
         """One pass; ``force`` imports every file, changed or not."""
         started = time.monotonic()
         stats = ProcessorStats()
+        self._record_plugin_errors()
         found = self._stat_files()
         stats.files = len(found)
         with read_snapshot(self.engine) as conn:

@@ -14,7 +14,9 @@ Rules (Airflow's, where it has one):
   ``dags_are_paused_at_creation`` setting;
 - ``timetable``, ``schedule_summary`` and the ``next_dagrun*`` columns are written when a DAG
   is created, when its schedule changes and when it becomes active again;
-- when a DAG's task set changes, its unfinished runs are reconciled (``integrity``).
+- when a DAG's task set changes, its unfinished runs are reconciled (``integrity``);
+- a DAG whose structure or file source changed gets a new version (``versions``); a DAG that
+  cannot be serialized keeps its previous version.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ from typing import Any
 from sqlalchemy import Connection
 
 from statewright.core.errors import DagDefinitionError
+from statewright.core.timetables import serialize_timetable
 from statewright.db.repositories import dag_files, import_errors
 from statewright.db.repositories import dags as dag_repo
 from statewright.services.dag_processor.asset_refs import schedule_summary, sync_dag_assets
 from statewright.services.dag_processor.importer import ImportOutcome
 from statewright.services.dag_processor.integrity import reconcile_runs
+from statewright.services.dag_processor.versions import write_versions
 from statewright.services.dag_view import DagView
 from statewright.services.scheduler.dag_schedule import (
     ScheduleCache,
@@ -94,6 +98,7 @@ class FileSync:
             results[item.path] = self._file(item, previous_ids, active.get(item.path, set()),
                                             states, batch)
         dag_repo.insert_synced_many(conn, batch.inserts)
+        write_versions(conn, batch.synced, now)
         sync_dag_assets(conn, batch.changed, now)
         dag_repo.touch_parsed(conn, batch.unchanged, now)
         gone = dag_repo.deactivate(conn, batch.gone - set(self._claimed))
@@ -139,6 +144,7 @@ class FileSync:
             present.append(dag_id)
             self._claimed[dag_id] = path
             result.dags += 1
+            batch.synced.append(ser)
             if self._upsert(ser, spec, states.get(dag_id), batch):
                 result.changed += 1
                 batch.changed.append(ser)
@@ -178,7 +184,7 @@ class FileSync:
         """Insert (batched) or update the DAG row; True when something changed."""
         conn, now = self.conn, self.now
         new_hash = dag_repo.dag_hash(ser)
-        schedule = {"timetable": spec.timetable.serialize(),
+        schedule = {"timetable": serialize_timetable(spec.timetable),
                     "schedule_summary": schedule_summary(ser, spec)}
         if state is None:
             paused = ser.get("is_paused_upon_creation")
@@ -209,6 +215,7 @@ class _Batch:
     inserts: list[dict[str, Any]] = field(default_factory=list)
     changed: list[dict[str, Any]] = field(default_factory=list)  # serialized, for their assets
     unchanged: list[str] = field(default_factory=list)
+    synced: list[dict[str, Any]] = field(default_factory=list)  # every DAG synced, serialized
     gone: set[str] = field(default_factory=set)
     errors: dict[str, str] = field(default_factory=dict)
     clean: list[str] = field(default_factory=list)

@@ -132,7 +132,9 @@ class CeleryExecutor:
     def start(self) -> None:
         """Nothing runs here: connections are made when the first message is sent."""
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float = 10.0, *, grace: float | None = None) -> None:
+        """Close the broker connection; the tries belong to the Celery workers (and their own
+        graceful stop), not to the scheduler's process."""
         self.app.close()
 
     # -- internals ---------------------------------------------------------------------------

@@ -16,6 +16,8 @@ from statewright.services.worker.outcome import TryResult, apply_results
 from statewright.services.worker.task_runner import HOSTNAME, run_workload
 from statewright.services.worker.workload import Workload, start_tries
 
+_BATCH = 1024
+
 
 class InProcessExecutor:
     def __init__(
@@ -39,7 +41,10 @@ class InProcessExecutor:
         self.identity = f"inprocess:{HOSTNAME}:{os.getpid()}"
 
     def slots_available(self) -> int:
-        return 1
+        # The tries run one after another either way; taking every task instance the
+        # scheduler can queue in one pass saves a scheduler pass per task (a fan-out of 2,000
+        # otherwise costs 2,000 passes over its run).
+        return _BATCH
 
     def answer(self, request: Any) -> Any:
         """A task's question to its worker (cache lookup, try state), answered directly."""

@@ -105,7 +105,10 @@ class LocalExecutor:
         self._remove_listener = door.add_transition_listener(self._on_transitions)
         self._dag_callbacks = DagCallbackRunner(self.engine, context=self.context).start()
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float = 10.0, *, grace: float | None = None) -> None:
+        """Stop the supervisor process. With ``grace`` (a graceful shutdown: SIGTERM), its
+        running tries are asked to stop within ``grace`` seconds and end ``Interrupted``, and
+        the tries it did not start go back to scheduled."""
         atexit.unregister(self.stop)
         if self._stopping.is_set():
             return
@@ -114,9 +117,9 @@ class LocalExecutor:
             self._remove_listener()
         if self._dag_callbacks is not None:
             self._dag_callbacks.stop(timeout)
-        self._send(None)
+        self._send(None if grace is None else ("stop", grace))
         if self._process is not None:
-            self._process.join(timeout + 5.0)
+            self._process.join(timeout + 5.0 + (grace or 0.0))
             if self._process.is_alive():
                 self._process.kill()
                 self._process.join(1.0)

@@ -17,6 +17,8 @@ Messages, over one duplex pipe:
   ended (so the executor knows its free slots) and the transitions the step committed, which the
   scheduler's process hands to its own listeners (``door.relay``), so the scheduler and the
   triggerer wake at once as when the pool ran in their process.
+- scheduler → supervisor ``("stop", grace)``: a graceful stop; running tries are asked to stop
+  within ``grace`` seconds and end ``Interrupted`` (``services.worker.shutdown``).
 
 The process dies with the scheduler's (``lifeline``), and its task processes with it.
 """
@@ -93,6 +95,9 @@ def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the scheduler's process stops this
     # one in order (``None`` on the pipe), after the scheduler.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # SIGTERM to the whole process group (systemd, a container stop) too: the scheduler's
+    # process asks this one to stop gracefully, so the running tries are handed back.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     threading.Thread(target=watch_lifeline, args=(lifeline,), name="lifeline",
                      daemon=True).start()
     logging.basicConfig(level=config.log_level, format="%(name)s: %(message)s")
@@ -107,6 +112,7 @@ def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
     remove_listener = door.add_transition_listener(relay.on_events)
     pool.start()
     relay.send(("ready", os.getpid()))
+    grace: float | None = None
     try:
         while True:
             try:
@@ -119,8 +125,11 @@ def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
                 pool.submit(message[1], on_done=relay.on_done)
             elif message[0] == "check":
                 pool.check_now()
+            elif message[0] == "stop":
+                grace = message[1]
+                break
     finally:
-        pool.stop()
+        pool.stop(grace=grace)
         remove_listener()
         relay.flush()
         engine.dispose()

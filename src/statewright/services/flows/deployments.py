@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from statewright.core.timetables import serialize_timetable
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import flows as flow_repo
 from statewright.flows.backend import Deployment
@@ -34,7 +35,7 @@ def register_deployment(conn: Connection, d: Deployment, now: datetime) -> None:
     spec = schedule_spec(serialized)  # a bad cron is refused here, with its reason
     summary = d.cron or (f"every {d.interval_seconds:g}s" if d.interval_seconds else None)
     dag_repo.upsert_dag(conn, serialized, now=now, schedule_summary=summary,
-                        timetable=spec.timetable.serialize())
+                        timetable=serialize_timetable(spec.timetable))
     flow_repo.mark_flow(conn, d.flow_name, paused=d.paused)
     dag_repo.set_next_dagrun(conn, d.flow_name, next_fields(spec.next_info(None, now)))
     flow_repo.upsert_deployment(conn, dag_id=d.flow_name, name=d.name,

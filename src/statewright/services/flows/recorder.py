@@ -20,12 +20,13 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import Connection as DbConnection
 from sqlalchemy import Engine
 
 from statewright.core.states import RUN, TI, StateName
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
-from statewright.db.engine import read_snapshot, transaction
+from statewright.db.engine import read_snapshot, transaction, transaction_on
 from statewright.db.repositories import flows as flow_repo
 from statewright.db.repositories import task_cache
 from statewright.flows.backend import (
@@ -35,18 +36,19 @@ from statewright.flows.backend import (
     FlowRunHandle,
     FlowRunStart,
     Note,
+    Pause,
+    PauseKey,
     QueuedRun,
     RequestBackend,
     TaskRunStart,
 )
-from statewright.services.flows.deployments import register_deployment
-from statewright.services.worker.workload import log_path_for
+from statewright.services.worker.log_paths import log_path_for
 
 ACTOR = Actor.WORKER
-_READS = frozenset({"flow_run_state", "cache_get", "queued_runs"})
+_READS = frozenset({"flow_run_state", "cache_get", "queued_runs", "pause_input"})
 _REQUESTS = frozenset({"start_flow_run", "start_task_run", "task_state", "flow_state",
                        "flow_run_state", "cache_get", "cache_put", "register_deployment",
-                       "queued_runs", "note"})
+                       "queued_runs", "note", "pause", "pause_input"})
 log = logging.getLogger(__name__)
 
 
@@ -65,8 +67,11 @@ class DbBackend(RequestBackend):
     """The flow engine's backend over the database (one transaction per request)."""
 
     def __init__(self, engine: Engine, *, recorder_pid: int | None = None,
-                 logs_folder: Path | None = None) -> None:
+                 logs_folder: Path | None = None, keep_connection: bool = False) -> None:
         self.engine = engine
+        # Write on one connection kept open: only where one thread writes (the recorder's).
+        self.keep_connection = keep_connection
+        self._conn: DbConnection | None = None
         self.logs_folder = logs_folder
         self.recorder_pid = recorder_pid
         self.open_runs: set[int] = set()
@@ -84,15 +89,28 @@ class DbBackend(RequestBackend):
     def apply(self, method: str, arg: Any) -> Any:
         if method not in _REQUESTS:
             raise ValueError(f"{method!r} is not a request of the flow recorder.")
-        with transaction(self.engine) as conn:
+        with self._transaction() as conn:
             return getattr(self, f"_{method}")(conn, arg, _now())
+
+    def _transaction(self) -> Any:
+        if not self.keep_connection:
+            return transaction(self.engine)
+        if self._conn is None or self._conn.invalidated or self._conn.closed:
+            self._conn = self.engine.connect()
+        return transaction_on(self._conn)
+
+    def release(self) -> None:
+        """Close the kept connection (the engine stays the caller's)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def apply_batch(self, batch: list[tuple[str, Any]]) -> list[tuple[bool, Any]]:
         """Requests of several threads in one transaction (one commit for all); when one
         fails, each is applied alone so that only that one fails."""
         if len(batch) > 1:
             try:
-                with transaction(self.engine) as conn:
+                with self._transaction() as conn:
                     now = _now()
                     for method, _arg in batch:
                         if method not in _REQUESTS:
@@ -120,7 +138,9 @@ class DbBackend(RequestBackend):
 
     def _start_flow_run(self, conn: Any, req: FlowRunStart, now: datetime) -> FlowRunHandle:
         flow_repo.ensure_flow(conn, req.flow_name, fileloc=req.fileloc,
-                              description=req.description, now=now)
+                              description=req.description, now=now,
+                              entrypoint=req.entrypoint)
+        taken: frozenset[str] = frozenset()
         if req.adopt_run is not None:
             pk = req.adopt_run
             res = door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING,
@@ -129,6 +149,7 @@ class DbBackend(RequestBackend):
                 raise ValueError(f"Flow run {pk} cannot be started: it is "
                                  f"{res.lost.get(pk) or 'already running'}, not queued.")
             run_id = str(door_run(conn, pk).run_id)
+            taken = flow_repo.task_ids_of_run(conn, pk)  # it ran before (suspended)
         else:
             stamp = now.strftime("%Y-%m-%dT%H:%M:%S")
             run_id = f"{req.run_name or 'flow'}__{stamp}_{uuid.uuid4().hex[:6]}"
@@ -150,7 +171,7 @@ class DbBackend(RequestBackend):
             self._runs[pk] = (req.flow_name, run_id)
         template = log_path_for(self.logs_folder, req.flow_name, run_id, "{task_id}",
                                 "{try_number}")  # type: ignore[arg-type]
-        return FlowRunHandle(pk, run_id, req.flow_name, template)
+        return FlowRunHandle(pk, run_id, req.flow_name, template, taken)
 
     def _start_task_run(self, conn: Any, req: TaskRunStart, now: datetime) -> int:
         dag_id, run_id = self._run_keys(conn, req.run_pk)
@@ -211,7 +232,20 @@ class DbBackend(RequestBackend):
             "value": entry.value, "created_at": now, "expires_at": entry.expires_at,
             "run_id": entry.run_id, "try_number": entry.try_number}])
 
+    def _pause(self, conn: Any, pause: Pause, now: datetime) -> None:
+        flow_repo.want_input(conn, pause.run_pk, pause.key, pause.schema)
+        self._flow_state(conn, Change(pause.run_pk, "running", "paused", pause.name,
+                                      pause.message), now)
+
+    def _pause_input(self, conn: Any, key: PauseKey, now: datetime) -> tuple[bool, Any]:
+        row = flow_repo.get_flow_run(conn, key.run_pk)
+        inputs = (row.pause_inputs or {}) if row is not None else {}
+        return key.key in inputs, inputs.get(key.key)
+
     def _register_deployment(self, conn: Any, d: Deployment, now: datetime) -> None:
+        # Only ``flow.serve`` asks for it: the scheduler's modules stay out of the start.
+        from statewright.services.flows.deployments import register_deployment
+
         register_deployment(conn, d, now)
 
     def _queued_runs(self, conn: Any, flow_name: str, now: datetime) -> list[QueuedRun]:
@@ -302,7 +336,8 @@ def main(argv: list[str]) -> int:
                          "`statewright db migrate` (or set STATEWRIGHT_DATABASE_URL), or set "
                          "STATEWRIGHT_FLOWS_BACKEND=memory to run without recording."))
         return 1
-    backend = DbBackend(engine, recorder_pid=os.getpid(), logs_folder=settings.logs_folder)
+    backend = DbBackend(engine, recorder_pid=os.getpid(), logs_folder=settings.logs_folder,
+                        keep_connection=True)
     stop = threading.Event()
     interval = float(os.environ.get("STATEWRIGHT_FLOWS_HEARTBEAT_SECONDS", "5"))
 
@@ -313,15 +348,28 @@ def main(argv: list[str]) -> int:
             except Exception:
                 log.exception("flow run heartbeat failed")
 
-    threading.Thread(target=beat, name="flow-heartbeat", daemon=True).start()
+    beating = threading.Thread(target=beat, name="flow-heartbeat", daemon=True)
+    beating.start()
     out.send((True, None))
     finished = serve(backend, inp, out, stop)
     stop.set()
+    backend.release()
     if not finished:
         backend.crash_unfinished("the flow's process died (killed, or lost) before it "
                                  "finished its run")
+    beating.join(timeout=30)
+    engine.dispose()
     return 0
 
 
+def _exit(code: int) -> None:
+    """Leave without the interpreter's teardown of every imported module (a few hundred
+    milliseconds that the flow's process would wait for): everything is committed and closed."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    _exit(main(sys.argv[1:]))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine
 
 from statewright.core.asset_conditions import alias_names, evaluate, pending
-from statewright.core.schedules import run_id_for
+from statewright.core.timetables import run_id_for
 from statewright.core.transitions import Actor
 from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import asset_events as event_repo
@@ -29,6 +29,7 @@ from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import scheduling as sched_repo
 from statewright.services.dag_runs import RunSpec, create_runs
 from statewright.services.dag_view import DagView, DagViewCache
+from statewright.services.scheduler import partition_runs
 
 if TYPE_CHECKING:
     from statewright.services.scheduler.scheduler import Scheduler
@@ -103,22 +104,31 @@ class AssetRunCreation:
                 candidates.append((view, condition))
         aliases = asset_repo.alias_resolutions(
             conn, {a for _, c in candidates for a in alias_names(c)})
+        planned: list[tuple[RunSpec, list[int]]] = []
         for view, condition in candidates:
             events = queued.get(view.dag_id, [])
-            if events and evaluate(condition, {e.asset_name for e in events}, aliases):
+            partitions = partition_runs.partition_config(view.raw)
+            if partitions is not None:
+                planned += partition_runs.plan(conn, view, condition, partitions, events,
+                                               aliases)
+            elif events and evaluate(condition, {e.asset_name for e in events}, aliases):
                 ready.append(_Ready(view, events))
         if stale:
             event_repo.drop_queued(conn, stale)
-        if not ready:
+        planned = partition_runs.unique_ids(conn, planned) if planned else []
+        if not ready and not planned:
             return 0
-        specs = self._specs(conn, ready)
+        specs = [*self._specs(conn, ready), *(spec for spec, _ in planned)]
         run_pks = create_runs(conn, specs, now=now, actor=ACTOR)
-        event_repo.consume(conn, [(r.view.dag_id, pk, [e.event_id for e in r.events])
-                                  for r, pk in zip(ready, run_pks, strict=True)])
+        consumed = [[e.event_id for e in r.events] for r in ready] + [ids for _, ids in planned]
+        event_repo.consume(conn, [(spec.view.dag_id, pk, ids) for spec, pk, ids
+                                  in zip(specs, run_pks, consumed, strict=True)])
         return len(run_pks)
 
     @staticmethod
     def _specs(conn: Any, ready: list[_Ready]) -> list[RunSpec]:
+        if not ready:
+            return []
         """One run per DAG; a run id taken already (events of one instant) gets the id of its
         latest event appended."""
         afters = [max(e.timestamp for e in r.events) for r in ready]

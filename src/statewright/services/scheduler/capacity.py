@@ -164,7 +164,7 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
     first = sched_repo.queue_candidates(conn, slots * 4)
     if not first:
         return []
-    stats = pool_repo.slot_stats(conn)
+    stats = pool_repo.slot_stats(conn, scheduled=False)
     pool_open = {name: s.open for name, s in stats.items()}
     pool_total = {name: s.slots for name, s in stats.items()}
     views: dict[str, Any] = {}

@@ -17,11 +17,12 @@ from typing import Any
 
 from statewright.core.asset_conditions import AssetTriggeredTimetable, validate_condition
 from statewright.core.errors import DagDefinitionError
-from statewright.core.schedules import (
+from statewright.core.timetables import (
     DagRunInfo,
     Timetable,
     deserialize_timetable,
     parse_schedule,
+    serialize_timetable,
     validate_schedule_args,
 )
 
@@ -50,7 +51,7 @@ class ScheduleSpec:
     catchup: bool
 
     def next_info(self, last: DagRunInfo | None, now: datetime) -> DagRunInfo | None:
-        return self.timetable.next_dagrun_info(
+        return self.timetable.next_run(
             last_automated=last, start_date=self.start_date, end_date=self.end_date,
             catchup=self.catchup, now=now)
 
@@ -64,7 +65,7 @@ _timetables_lock = threading.Lock()
 
 
 def _timetable_key(timetable: Timetable) -> str:
-    return json.dumps(timetable.serialize(), sort_keys=True)
+    return json.dumps(serialize_timetable(timetable), sort_keys=True, default=str)
 
 
 def _schedule_value(raw: Any) -> Any:
@@ -75,6 +76,8 @@ def _schedule_value(raw: Any) -> Any:
             validate_condition(raw["assets"], "schedule")
             tt = raw.get("timetable")
             return AssetTriggeredTimetable() if tt is None else deserialize_timetable(tt)
+        if isinstance(raw.get("timetable"), Mapping):  # DAG(schedule=<a Timetable>)
+            return deserialize_timetable(dict(raw["timetable"]))
         raise DagDefinitionError(f"schedule {dict(raw)!r} is not a schedule statewright knows.")
     return raw
 

@@ -19,13 +19,13 @@ import gc
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
-from statewright.core.schedules import DagRunInfo, run_id_for
+from statewright.core.timetables import DagRunInfo, run_id_for
 from statewright.core.transitions import Actor
 from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import dags as dag_repo
@@ -128,7 +128,9 @@ class DagRunCreation:
                     logical_date=d.create.logical_date,
                     data_interval=(d.create.data_interval_start, d.create.data_interval_end),
                     run_after=d.create.run_after, triggered_by="timetable",
-                    task_rows=self._rows_of(dag_views[d.dag_id])))
+                    task_rows=self._rows_of(dag_views[d.dag_id]),
+                    partition_key=d.create.partition_key,
+                    partition_date=d.create.partition_date))
             create_runs(conn, specs, now=now, actor=ACTOR)
             sched_repo.set_next_dagruns(
                 conn, {d.dag_id: next_fields(d.following) for d in decisions})
@@ -142,9 +144,17 @@ class DagRunCreation:
         except Exception as exc:  # a stored DAG the processor would reject now
             log.error("DAG %s: cannot read its schedule (%s); no run created", row.dag_id, exc)
             return _Decision(row.dag_id, None, None)
-        create, following = decide(
-            stored_info(row), lambda last: self.schedules.next_info(spec, last, now),
-            catchup=spec.catchup, now=now)
+        try:
+            create, following = decide(
+                stored_info(row), lambda last: self.schedules.next_info(spec, last, now),
+                catchup=spec.catchup, now=now)
+        except Exception as exc:  # a user's timetable that raises stops only its own DAG
+            log.error("DAG %s: its timetable raised (%s); no run created", row.dag_id, exc)
+            return _Decision(row.dag_id, None, None)
+        key_of = getattr(spec.timetable, "partition_key_of", None)
+        if key_of is not None and create.partition_key is None:  # stored rows hold no key
+            create = replace(create, partition_key=key_of(create.logical_date),
+                             partition_date=create.logical_date)
         return _Decision(row.dag_id, create, following)
 
     def _rows_of(self, view: DagView) -> list[dict[str, Any]]:

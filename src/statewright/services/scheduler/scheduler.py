@@ -18,6 +18,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -90,6 +91,11 @@ class SchedulerConfig:
     max_runs_to_start: int = 100
     max_map_length: int = DEFAULT_MAX_MAP_LENGTH
     """The most task instances one mapped task may expand to; more fails it."""
+    big_run: int = 1000
+    """A run with at least this many task instances whose evaluation (dependencies, run state)
+    takes more than ``big_run_evaluation`` seconds is evaluated again only after as long again
+    (its cost stays at most half of the loop; queueing goes on meanwhile). 0: never."""
+    big_run_evaluation: float = 0.02
     only_runs: frozenset[int] | None = None
     """Limit this scheduler to these runs (``dag.test()`` on a shared database); no housekeeping
     of other runs' task instances then."""
@@ -125,6 +131,8 @@ class Scheduler:
         self._remove_listener: Callable[[], None] | None = None
         self.job_id: int | None = None
         self._last_job_beat: datetime | None = None
+        # Big runs evaluated lately: run key → monotonic time before which it waits.
+        self._evaluate_after: dict[int, float] = {}
 
     def _heartbeat_job(self) -> None:
         """The scheduler's ``job`` row: a heartbeat every few seconds (health, HA peers)."""
@@ -175,7 +183,7 @@ class Scheduler:
                     continue
                 if stats.did_work:
                     continue
-                self._wake.wait(self.config.idle_seconds)
+                self._wake.wait(self._idle_wait())
                 self._wake.clear()
         finally:
             if self.job_id is not None:
@@ -224,6 +232,13 @@ class Scheduler:
             stats.reaped = self.reap(now)
         return stats
 
+    def _idle_wait(self) -> float:
+        """The idle sleep, shorter when a big run waits for its next evaluation."""
+        if not self._evaluate_after:
+            return self.config.idle_seconds
+        soonest = min(self._evaluate_after.values()) - time.monotonic()
+        return max(0.0, min(self.config.idle_seconds, soonest))
+
     def _view(self, conn: Connection, dag_id: str, dag_hash: str) -> DagView:
         return self.views.get(dag_id, dag_hash, lambda: dag_repo.get_serialized(conn, dag_id))
 
@@ -250,6 +265,10 @@ class Scheduler:
         # Decide from a snapshot which runs need work; take the write lock only for those.
         with read_snapshot(self.engine) as conn:
             wanted = self._runs_needing_work(conn)
+        started = time.monotonic()
+        self._evaluate_after = {pk: t for pk, t in self._evaluate_after.items() if pk in wanted}
+        wanted = {pk: d for pk, d in wanted.items()
+                  if self._evaluate_after.get(pk, 0.0) <= started}
         if not wanted:
             return 0, 0
         with transaction(self.engine) as conn:
@@ -260,32 +279,51 @@ class Scheduler:
                 work[row.dag_run_id].tis.append(row)
             changed = 0
             finished = 0
+            done: list[tuple[_RunWork, int]] = []
             for w in work.values():
                 if run_repo.get(conn, w.run_pk).state != RUN.RUNNING.value:
                     continue
                 c, f = self._schedule_run(conn, w, now)
+                done.append((w, f))
                 changed += c
                 finished += f
-            return changed, finished
+        self._pace(done, started)
+        return changed, finished
+
+    def _pace(self, done: list[tuple[_RunWork, int]], started: float) -> None:
+        """Big runs whose evaluation was slow (each pass reads and weighs all their task
+        instances, under the write lock) wait as long again before the next one, so that
+        queueing, whose cost does not grow with the run, keeps the loop busy meanwhile. The
+        time is the whole step's, shared by its runs in proportion to their task instances."""
+        took = time.monotonic() - started
+        total = sum(len(w.tis) for w, _ in done) or 1
+        for w, finished in done:
+            self._evaluate_after.pop(w.run_pk, None)
+            share = took * len(w.tis) / total
+            if (not finished and self.config.big_run and len(w.tis) >= self.config.big_run
+                    and share > self.config.big_run_evaluation):
+                self._evaluate_after[w.run_pk] = time.monotonic() + share
 
     def _runs_needing_work(self, conn: Connection) -> dict[int, str]:
         runs = [r for r in run_repo.running_runs(conn) if self.in_scope(r.id)]
         if not runs:
             return {}
-        counts = ti_repo.state_counts_by_run(conn, [r.id for r in runs])
+        ids = [r.id for r in runs]
+        # Read only what decides (never every task instance of every running run: thousands
+        # deferred or awaiting input cost nothing here).
+        present = ti_repo.runs_in_states(conn, ids, _NEED_WORK)
+        idle = ti_repo.runs_without_states(conn, ids, [s.value for s in _UNFINISHED_BUSY])
         hashes = dag_repo.get_hashes(conn, [r.dag_id for r in runs])
         wanted: dict[int, str] = {}
         for r in runs:
-            c = counts.get(r.id, {})
+            c = present.get(r.id, set())
             if r.dag_id not in hashes:
                 continue
             view = self._view(conn, r.dag_id, hashes[r.dag_id])
             if (
-                c.get(TI.NONE.value, 0)
-                or c.get(TI.UP_FOR_RETRY.value, 0)
-                or c.get(TI.UP_FOR_RESCHEDULE.value, 0)
-                or (view.fail_stop and c.get(TI.FAILED.value, 0))
-                or not any(c.get(s.value, 0) for s in _UNFINISHED_BUSY)
+                (c - {TI.FAILED.value})
+                or (view.fail_stop and TI.FAILED.value in c)
+                or r.id in idle
             ):
                 wanted[r.id] = r.dag_id
         return wanted
@@ -299,7 +337,8 @@ class Scheduler:
 
         # Tasks that the DAG no longer has: their unfinished instances are removed.
         gone = [t for t in w.tis if t.task_id not in view.tasks
-                and TI(t.state) in (TI.NONE, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE)]
+                and TI(t.state) in (TI.NONE, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
+                                   TI.AWAITING_INPUT)]
         for state in {TI(t.state) for t in gone}:
             ids = [t.id for t in gone if TI(t.state) is state]
             changed += len(door.set_task_instance_state(
@@ -424,12 +463,23 @@ class Scheduler:
             n += self._crash(conn, zombies, now,
                              f"zombie: no heartbeat from the worker for more than "
                              f"{self.config.zombie_threshold.total_seconds():.0f}s")
+            n += self._requeue(conn, self._queued_by_dead_peers(conn, now), now,
+                               "the scheduler whose executor held it is gone; scheduled again")
             stale = ti_repo.queued_too_long(conn, now - self.config.queued_timeout)
             n += self._requeue(conn, stale, now,
                                "queued for longer than the queued timeout; scheduled again")
             # Clears and cancels whose executor is gone: the try cannot be running any more.
             n += settle_abandoned(conn, older_than=now - self.config.zombie_threshold, now=now)
         return n
+
+    def _queued_by_dead_peers(self, conn: Connection, now: datetime) -> list[Any]:
+        """Task instances queued to the local executor of a scheduler whose job stopped
+        heartbeating: no process will start them, so they need not wait the queued timeout."""
+        silent_for = max(self.config.zombie_threshold, 3 * self.config.housekeeping_every)
+        alive = {(j.hostname, j.pid) for j in job_repo.get_many(
+            conn, job_repo.alive_ids(conn, "scheduler", now - silent_for)).values()}
+        return [q for q in ti_repo.queued_by_executor_prefix(conn, "local:")
+                if _local_owner(q.executor) not in alive]
 
     def recover(self, now: datetime) -> int:
         """At start: tries whose process on this host is gone end ``Crashed`` at once, and task
@@ -496,6 +546,12 @@ def _task_of(label: str, nodes: RunNodes) -> str:
     return nodes.task_of.get(label) or label.rsplit("[", 1)[0]
 
 
+def _local_owner(executor: str) -> tuple[str, int] | None:
+    """``local:HOST:PID`` → (HOST, PID): the scheduler process whose executor queued it."""
+    host, _, pid = executor[len("local:"):].rpartition(":")
+    return (host, int(pid)) if pid.isdigit() else None
+
+
 def _pid_alive(pid: int) -> bool:
     """Is process ``pid`` running on this host? A zombie (exited, not yet reaped) is not."""
     try:
@@ -512,8 +568,11 @@ def _pid_alive(pid: int) -> bool:
 
 
 _NO_WAKE = frozenset({TI.RUNNING.value})
-_UNFINISHED_BUSY = (TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN)
+# A run whose task instances include one of these has scheduling work (failed: under fail_stop).
+_NEED_WORK = (TI.NONE.value, TI.UP_FOR_RETRY.value, TI.UP_FOR_RESCHEDULE.value, TI.FAILED.value)
+_UNFINISHED_BUSY = (TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN,
+                    TI.AWAITING_INPUT)
 _UNFINISHED_ALL = frozenset(
     {TI.NONE, TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
-     TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN}
+     TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN, TI.AWAITING_INPUT}
 )

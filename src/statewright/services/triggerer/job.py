@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from cryptography.fernet import MultiFernet
@@ -62,6 +62,12 @@ class TriggererConfig:
     lag_threshold_seconds: float = 1.0
     """The watchdog logs a trigger that holds the event loop for longer than this."""
     event_batch_size: int = 1000
+    checks_every_seconds: float = 1.0
+    """How often the timeouts and the ownership of the held triggers are checked: each check
+    reads every deferred task instance or every held trigger, so not on every loop."""
+
+
+_TIMEOUT_BATCH = 1000
 
 
 @dataclass
@@ -108,8 +114,9 @@ class TriggererJob:
         self.watchers = WatcherSupervisor(engine, cipher=cipher, clock=clock,
                                           on_event=self._wake.set)
         self.state_reader = make_state_reader(engine)
-        self._serials: dict[int, int] = {}
         self._last_heartbeat = 0.0
+        self._last_timeout_check: datetime | None = None
+        self._last_ownership_check = float("-inf")
         self._last_cleanup = 0.0
         self._at_capacity = False
         self._remove_listener: Callable[[], None] | None = None
@@ -222,13 +229,7 @@ class TriggererJob:
             self._heartbeat()
         self._wake.clear()
         stats.fired, stats.failed = self._write_outcomes()
-        now = self.clock()
-        timed_out: list[Any] = []
-        with read_snapshot(self.engine) as conn:
-            any_timed_out = bool(trigger_repo.timed_out(conn, now, 1))
-        if any_timed_out:
-            with transaction(self.engine) as conn:
-                timed_out = apply_timeouts(conn, now=now)
+        timed_out = self._time_out()
         for r in timed_out:
             log.warning("Trigger %s of %s.%s (run %s, try %s) timed out; the task fails",
                         r.trigger_id, r.dag_id, r.task_id, r.run_id, r.try_number)
@@ -237,10 +238,29 @@ class TriggererJob:
         if mono - self._last_cleanup >= self.config.cleanup_every_seconds:
             self._last_cleanup = mono
             stats.orphans_deleted = self._clean_up()
-        stats.cancelled = self._cancel_lost()
+        if mono - self._last_ownership_check >= self.config.checks_every_seconds:
+            self._last_ownership_check = mono
+            stats.cancelled = self._cancel_lost()
         stats.claimed = self._claim()
         stats.fired += self.watchers.step()  # asset watchers
         return stats
+
+    def _time_out(self) -> list[Any]:
+        """End the waits past their ``trigger_timeout`` (at most once a check interval, by the
+        job's clock)."""
+        now = self.clock()
+        last = self._last_timeout_check
+        if last is not None and (now - last).total_seconds() < self.config.checks_every_seconds:
+            return []
+        self._last_timeout_check = now
+        with read_snapshot(self.engine) as conn:
+            if not trigger_repo.timed_out(conn, now, 1):
+                return []
+        with transaction(self.engine) as conn:
+            rows = list(apply_timeouts(conn, now=now, limit=_TIMEOUT_BATCH))
+        if len(rows) >= _TIMEOUT_BATCH:  # there may be more: look again on the next loop
+            self._last_timeout_check = None
+        return rows
 
     def _heartbeat(self) -> None:
         with transaction(self.engine) as conn:
@@ -260,10 +280,7 @@ class TriggererJob:
             batch = self.runner.drain(self.config.event_batch_size)
             if not batch:
                 return fired_n, failed_n
-            # An outcome of a run that was cancelled (the trigger is no longer ours) is dropped.
-            batch = [o for o in batch if self._serials.get(o.trigger_id) == o.serial]
-            for o in batch:
-                self._serials.pop(o.trigger_id, None)
+            # (The runner drops the outcome of a run that was cancelled or started again.)
             fired = [Fired(o.trigger_id, o.event.to_data(), o.end_from_trigger)
                      for o in batch if o.kind == FIRED]
             failures = [Failure(o.trigger_id, o.error or "trigger failed", o.traceback)
@@ -306,8 +323,6 @@ class TriggererJob:
             mine = trigger_repo.assigned_to(conn, self.job_id)  # type: ignore[arg-type]
         lost = running - mine
         if lost:
-            for tid in lost:
-                self._serials.pop(tid, None)
             self.runner.cancel(lost)
             log.info("Cancelled %d triggers that are no longer this triggerer's (deleted, "
                      "cleared or taken over): %s", len(lost), sorted(lost)[:20])
@@ -339,7 +354,7 @@ class TriggererJob:
         loaded = self.load(rows)
         for trigger_id, _, classpath in loaded.ok:
             log.info("Claimed trigger %s with classpath %s", trigger_id, classpath)
-        self._serials.update(self.runner.add(loaded.ok))
+        self.runner.add(loaded.ok)
         if loaded.failures:
             with transaction(self.engine) as conn:
                 apply_events(conn, [], loaded.failures, now=self.clock(),

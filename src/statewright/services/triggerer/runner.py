@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import sys
 import threading
 import time
 import traceback
@@ -23,6 +24,8 @@ log = logging.getLogger("statewright.triggerer")
 
 FIRED = "fired"
 FAILED = "failed"
+_TASK_PREFIX = "trigger-"
+"""An asyncio task running a trigger is named ``trigger-<id>``: the watchdog reads the id."""
 
 
 @dataclass(frozen=True)
@@ -38,21 +41,28 @@ class Outcome:
     end_from_trigger: bool = False
 
 
-async def run_to_first_event(trigger: Any) -> tuple[str, Any, str | None]:
+async def run_to_first_event(
+    trigger: Any, report: Callable[[Any, str, Any, str | None], None] | None = None
+) -> tuple[str, Any, str | None]:
     """Run ``trigger.run()`` until its first event: ``(FIRED, event, None)``, or
     ``(FAILED, error, traceback)`` when it raises or ends without an event. Cancellation
-    propagates. ``cleanup()`` runs in every case."""
+    propagates. ``cleanup()`` runs in every case. With ``report``, ``report(trigger, *result)``
+    is called once cleanup ran: a runner holding 100,000 triggers needs no coroutine or
+    closure of its own around each one."""
     agen = trigger.run()
+    result: tuple[str, Any, str | None]
     try:
         try:
             async for event in agen:
-                return FIRED, event, None
-            return FAILED, "the trigger's run() ended without yielding an event", None
+                result = (FIRED, event, None)
+                break
+            else:
+                result = (FAILED, "the trigger's run() ended without yielding an event", None)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            return (FAILED, f"{type(exc).__name__}: {exc}",
-                    "".join(traceback.format_exception(exc)))
+            result = (FAILED, f"{type(exc).__name__}: {exc}",
+                      "".join(traceback.format_exception(exc)))
         finally:
             aclose = getattr(agen, "aclose", None)
             if aclose is not None:
@@ -66,6 +76,9 @@ async def run_to_first_event(trigger: Any) -> tuple[str, Any, str | None]:
             await trigger.cleanup()
         except Exception:
             log.exception("cleanup of trigger %s failed", getattr(trigger, "trigger_id", None))
+    if report is not None:
+        report(trigger, *result)
+    return result
 
 
 class TriggerRunner:
@@ -87,9 +100,9 @@ class TriggerRunner:
         self._stopping = threading.Event()
         self._serials = itertools.count(1)
         self._lock = threading.Lock()
-        self._running: dict[int, tuple[int, str]] = {}  # trigger id -> (serial, classpath)
+        # trigger id -> (serial, classpath, trigger): the trigger object tells its run apart
+        self._running: dict[int, tuple[int, str, Any]] = {}
         self._tasks: dict[int, asyncio.Task[Any]] = {}  # loop thread only
-        self._task_trigger: dict[asyncio.Task[Any], int] = {}
         self._outbox: deque[Outcome] = deque()
         self._last_tick = time.monotonic()
         self._tick_task: asyncio.Task[None] | None = None
@@ -142,11 +155,12 @@ class TriggerRunner:
         """Start ``(trigger_id, trigger, classpath)`` items; returns id -> serial."""
         started: dict[int, int] = {}
         with self._lock:
-            for trigger_id, _, classpath in triggers:
+            for trigger_id, trigger, classpath in triggers:
                 serial = next(self._serials)
-                self._running[trigger_id] = (serial, classpath)
+                # One string per class, not one per trigger: a triggerer may hold 100,000.
+                self._running[trigger_id] = (serial, sys.intern(classpath), trigger)
                 started[trigger_id] = serial
-        items = [(tid, trig, started[tid]) for tid, trig, _ in triggers]
+        items = [(tid, trig) for tid, trig, _ in triggers]
         if items:
             self.loop.call_soon_threadsafe(self._start_many, items)
         return started
@@ -187,19 +201,18 @@ class TriggerRunner:
     def has_outcomes(self) -> bool:
         return bool(self._outbox)
 
-    def _start_many(self, items: Sequence[tuple[int, Any, int]]) -> None:
-        for trigger_id, trigger, serial in items:
+    def _start_many(self, items: Sequence[tuple[int, Any]]) -> None:
+        for trigger_id, trigger in items:
             old = self._tasks.get(trigger_id)
             if old is not None:
                 old.cancel()
-            task = self.loop.create_task(self._run(trigger_id, trigger, serial),
-                                         name=f"trigger-{trigger_id}")
-            self._tasks[trigger_id] = task
-            self._task_trigger[task] = trigger_id
+            trigger.trigger_id = trigger_id
+            self._tasks[trigger_id] = self.loop.create_task(
+                run_to_first_event(trigger, self._report), name=f"{_TASK_PREFIX}{trigger_id}")
 
     def _cancel_many(self, ids: Sequence[int]) -> None:
         for trigger_id in ids:
-            task = self._tasks.get(trigger_id)
+            task = self._tasks.pop(trigger_id, None)
             if task is not None:
                 task.cancel()
 
@@ -210,24 +223,21 @@ class TriggerRunner:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _run(self, trigger_id: int, trigger: Any, serial: int) -> None:
-        task = asyncio.current_task()
-        try:
-            kind, value, tb = await run_to_first_event(trigger)
-        except asyncio.CancelledError:
-            return
-        finally:
-            if self._tasks.get(trigger_id) is task:
-                del self._tasks[trigger_id]
-            self._task_trigger.pop(task, None)  # type: ignore[arg-type]
+    def _report(self, trigger: Any, kind: str, value: Any, tb: str | None) -> None:
+        """The end of one run of a trigger (called in its asyncio task)."""
+        trigger_id = trigger.trigger_id
+        if self._tasks.get(trigger_id) is asyncio.current_task():
+            del self._tasks[trigger_id]
         with self._lock:
-            if self._running.get(trigger_id, (None, None))[0] == serial:
-                del self._running[trigger_id]
+            entry = self._running.get(trigger_id)
+            if entry is None or entry[2] is not trigger:
+                return  # cancelled meanwhile, or started again: this run's outcome is void
+            del self._running[trigger_id]
         if kind == FIRED:
-            outcome = Outcome(FIRED, trigger_id, serial, event=value,
+            outcome = Outcome(FIRED, trigger_id, entry[0], event=value,
                               end_from_trigger=bool(getattr(trigger, "end_from_trigger", False)))
         else:
-            outcome = Outcome(FAILED, trigger_id, serial, error=value, traceback=tb)
+            outcome = Outcome(FAILED, trigger_id, entry[0], error=value, traceback=tb)
         self._outbox.append(outcome)
         if self.on_outcome is not None:
             self.on_outcome()
@@ -262,7 +272,8 @@ class TriggerRunner:
             task = asyncio.current_task(self.loop)
         except RuntimeError:
             task = None
-        trigger_id = self._task_trigger.get(task) if task is not None else None  # type: ignore[arg-type]
-        if trigger_id is None:
+        name = task.get_name() if task is not None else ""
+        if not name.startswith(_TASK_PREFIX):
             return None, None
+        trigger_id = int(name[len(_TASK_PREFIX):])
         return trigger_id, self.classpath_of(trigger_id)

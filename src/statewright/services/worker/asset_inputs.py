@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 
 from statewright.db.repositories import asset_events as event_repo
 from statewright.db.repositories import assets as asset_repo
+from statewright.db.repositories import partitions as partition_repo
 
 ASSET_TRIGGERED = "asset_triggered"
 
@@ -20,6 +21,7 @@ def add_asset_events(conn: Connection, workloads: Sequence[Any],
     triggered = [w.dag_run_id for w in workloads if w.run_type == ASSET_TRIGGERED]
     by_run = event_repo.triggering_events(conn, triggered) if triggered else {}
     views = {row.id: view for row, view in plan}
+    partitions = partition_repo.partitions_of_runs(conn, {w.dag_run_id for w in workloads})
     for w in workloads:
         view = views.get(w.ti_id)
         task = view.tasks.get(w.task_id) if view is not None else None
@@ -36,5 +38,8 @@ def add_asset_events(conn: Connection, workloads: Sequence[Any],
                 {"name": row.name, "uri": row.uri, "group": row.group}
                 for row in (asset_repo.get_by_name_or_uri(conn, i["asset_ref"]["name"])
                             for i in inlets if "asset_ref" in i) if row is not None]
+        if w.dag_run_id in partitions:
+            key, date = partitions[w.dag_run_id]
+            data["partition"] = {"key": key, "date": date}
         if data:
             w.assets = data

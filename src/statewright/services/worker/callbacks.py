@@ -182,9 +182,12 @@ def answer(engine: Engine, request: Any, *, now: datetime) -> Any:
     """Answer a task process's question (cache lookup, try state, a connection or a
     variable) from the database."""
     from statewright.services.secrets import relay
+    from statewright.services.worker import task_state
 
     if isinstance(request, relay.SecretRequest):
         return relay.answer(engine, request)
+    if isinstance(request, task_state.StateRequest):
+        return task_state.answer(engine, request, now=now)
     with engine.connect() as conn:
         if isinstance(request, caching.CacheLookup):
             return caching.lookup(conn, request, now)

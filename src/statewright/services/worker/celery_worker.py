@@ -15,10 +15,12 @@ what the local executor does for one workload, with the same code (``TaskProcess
    the try it was running is a zombie that the scheduler's reaper ends ``Crashed``.
 
 Celery runs the task in a pool of threads (one per task process): each thread waits while the
-pool's supervisor thread does the work. A warm shutdown (SIGTERM, or the first Ctrl-C) lets the
-running tries finish. A cold shutdown (SIGQUIT, or Ctrl-C again) gives every message back to the
-broker and kills the task processes: their tries are zombies that the scheduler's reaper ends
-``Crashed``, and the messages, delivered again, are dropped by the fence.
+pool's supervisor thread does the work. A warm shutdown (SIGTERM, or the first Ctrl-C) asks the
+running tries to stop (``TaskProcessPool.interrupt``): each ends ``Interrupted`` within
+``STATEWRIGHT_SHUTDOWN_GRACE_SECONDS``, and its message is acknowledged. A cold shutdown
+(SIGQUIT, or Ctrl-C again) gives every message back to the broker and kills the task
+processes: their tries are zombies that the scheduler's reaper ends ``Crashed``, and the
+messages, delivered again, are dropped by the fence.
 """
 
 from __future__ import annotations
@@ -79,8 +81,11 @@ class CeleryWorker:
         clock: Clock = utcnow,
         name: str | None = None,
         zombie_threshold_seconds: float | None = 60.0,
+        flow_calls: bool = False,
+        shutdown_grace_seconds: float | None = None,
     ) -> None:
         self.engine = engine
+        self.shutdown_grace_seconds = shutdown_grace_seconds
         self.queues = list(queues)
         self.concurrency = max(1, concurrency)
         self.clock = clock
@@ -93,6 +98,11 @@ class CeleryWorker:
         self.app = make_celery_app(broker_url, visibility_timeout=visibility_timeout,
                                    queues=self.queues)
         self._register_task(self.app)
+        self.flow_calls: Any = None
+        if flow_calls:  # task calls of flows (CeleryTaskRunner) as well
+            from statewright.services.worker.flow_calls import register_flow_calls
+
+            self.flow_calls = register_flow_calls(self.app, self.concurrency)
         self._dag_callbacks: Any = None
         self._worker: Any = None
         self._abandon = threading.Event()
@@ -142,7 +152,10 @@ class CeleryWorker:
     def run(self, loglevel: str = "INFO") -> int:
         """Consume the queues until a signal stops the worker (warm shutdown: running tries
         finish first); returns the exit code."""
+        from celery.signals import worker_shutting_down
+
         self.start()
+        worker_shutting_down.connect(self._on_shutting_down, weak=False)
         try:
             self._worker = self.app.Worker(
                 hostname=self.name, pool_cls=_threads_pool(self._abandon.set),
@@ -153,13 +166,24 @@ class CeleryWorker:
             self._worker.start()
             return int(getattr(self._worker, "exitcode", 0) or 0)
         finally:
+            worker_shutting_down.disconnect(self._on_shutting_down)
             self.stop()
+
+    def _on_shutting_down(self, sig: Any = None, how: Any = None, **_: Any) -> None:
+        """A warm shutdown (SIGTERM): with a grace period, the running tries are asked to stop
+        and end Interrupted within it; their messages are acknowledged as they end."""
+        if how == "Warm" and self.shutdown_grace_seconds is not None:
+            log.info("stopping: running tries get %s s to end, then end Interrupted",
+                     self.shutdown_grace_seconds)
+            self.pool.interrupt(self.shutdown_grace_seconds)
 
     def stop(self, timeout: float = 10.0) -> None:
         if self._dag_callbacks is not None:
             self._dag_callbacks.stop(timeout)
             self._dag_callbacks = None
         self.pool.stop(timeout)
+        if self.flow_calls is not None:
+            self.flow_calls.stop()
         self.app.close()
 
 

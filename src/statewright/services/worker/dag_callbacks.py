@@ -34,6 +34,7 @@ from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import dag_callbacks as outbox
 from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import deadlines as deadline_repo
 from statewright.db.tables import dag_run
 
 log = logging.getLogger("statewright.callbacks")
@@ -82,6 +83,8 @@ class DagCallbackRequest:
     logical_date: datetime | None = None
     data_interval_start: datetime | None = None
     data_interval_end: datetime | None = None
+    deadline: dict[str, Any] | None = None
+    """A missed deadline's alert: id, alert_index, deadline_time, reference, callback."""
 
 
 @dataclass
@@ -118,6 +121,10 @@ def run_dag_callbacks(request: DagCallbackRequest, dag: Any = None) -> DagCallba
         state=request.run_state, reason=request.reason, exception=None,
     )
     report = DagCallbackReport(request.callback_id, True)
+    if request.deadline is not None:
+        from statewright.services.worker.deadline_callbacks import run_deadline_callback
+
+        return run_deadline_callback(request, dag, report)
     for fn in getattr(dag, request.kind, None) or ():
         report.calls += 1
         try:
@@ -145,6 +152,7 @@ def claim(engine: Engine, *, now: datetime, claimed_by: str, limit: int,
         runs = {r.id: r for r in conn.execute(select(dag_run).where(
             dag_run.c.id.in_([row.dag_run_id for row in rows]))).all()}
         files = {d: dag_repo.get_dag(conn, d) for d in {row.dag_id for row in rows}}
+        missed = deadline_repo.by_callback(conn, [row.id for row in rows])
     out = []
     for row in rows:
         run, dag_row = runs.get(row.dag_run_id), files.get(row.dag_id)
@@ -155,8 +163,16 @@ def claim(engine: Engine, *, now: datetime, claimed_by: str, limit: int,
             conf=dict(run.conf or {}) if run is not None else {},
             logical_date=run.logical_date if run is not None else None,
             data_interval_start=run.data_interval_start if run is not None else None,
-            data_interval_end=run.data_interval_end if run is not None else None))
+            data_interval_end=run.data_interval_end if run is not None else None,
+            deadline=_deadline(missed.get(row.id))))
     return out
+
+
+def _deadline(row: Any) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {"id": row.id, "alert_index": row.alert_index, "reference": row.reference,
+            "deadline_time": row.deadline_time, "callback": dict(row.callback)}
 
 
 def record(engine: Engine, reports: Sequence[tuple[DagCallbackRequest, DagCallbackReport]], *,

@@ -41,7 +41,8 @@ log = logging.getLogger("statewright.worker.deferral")
 
 DEFERRED = "deferred"
 UP_FOR_RESCHEDULE = "up_for_reschedule"
-KINDS = frozenset({DEFERRED, UP_FOR_RESCHEDULE})
+AWAITING_INPUT = "awaiting_input"  # see services.worker.awaiting_input
+KINDS = frozenset({DEFERRED, UP_FOR_RESCHEDULE, AWAITING_INPUT})
 
 _cipher: MultiFernet | None = None
 _cipher_lock = threading.Lock()
@@ -130,6 +131,10 @@ def apply_waiting(
         else:
             reached.update(_apply_deferred(conn, deferred, cipher, now, actor))
     reached.update(_apply_rescheduled(conn, rescheduled, now, actor))
+    from statewright.services.worker.awaiting_input import apply_awaiting_input
+
+    reached.update(apply_awaiting_input(
+        conn, [r for r in results if r.kind == AWAITING_INPUT], now=now, actor=actor))
     return reached, failed
 
 

@@ -21,8 +21,13 @@ from typing import Any
 
 def task_process_main(conn: Any, lifeline: Any) -> None:
     """The entry point of a task process: watch the lifeline, then run tries (``child_main``)."""
+    import gc
+
     from statewright.services.worker.task_runner import child_main
 
+    # What the fork server preloaded stays shared with it: a collection that walks those
+    # objects would write to their pages and copy each one into this process.
+    gc.freeze()
     threading.Thread(target=watch_lifeline, args=(lifeline,), name="lifeline", daemon=True).start()
     child_main(conn)
 

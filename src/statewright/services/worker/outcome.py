@@ -35,6 +35,7 @@ FAILED = "failed"
 FAIL_NO_RETRY = "fail_no_retry"
 CRASHED = "crashed"  # the process died without reporting (killed, OOM, segfault, os._exit)
 TIMED_OUT = "timed_out"  # execution_timeout passed; the process was killed
+INTERRUPTED = "interrupted"  # its worker stopped (SIGTERM) and asked the try to end
 CACHED = "cached"
 
 
@@ -64,6 +65,7 @@ _NEEDS_NO_DAG = frozenset({SUCCESS, CACHED, SKIPPED, FAIL_NO_RETRY})
 _NAMES = {
     CRASHED: StateName.CRASHED,
     TIMED_OUT: StateName.TIMED_OUT,
+    INTERRUPTED: StateName.INTERRUPTED,
 }
 
 

@@ -22,6 +22,7 @@ threshold means the old process is gone by then.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing as mp
 import os
@@ -51,8 +52,15 @@ from statewright.services.worker.caching import CacheLookup
 from statewright.services.worker.callbacks import TryStateQuery
 from statewright.services.worker.callbacks import answer as answer_request
 from statewright.services.worker.lifeline import task_process_main
-from statewright.services.worker.outcome import CRASHED, TIMED_OUT, TryResult, apply_results
+from statewright.services.worker.outcome import (
+    CRASHED,
+    INTERRUPTED,
+    TIMED_OUT,
+    TryResult,
+    apply_results,
+)
 from statewright.services.worker.task_runner import HOSTNAME
+from statewright.services.worker.task_state import StateRequest
 from statewright.services.worker.workload import Workload, start_tries
 
 log = logging.getLogger("statewright.worker.pool")
@@ -102,6 +110,10 @@ class _Child:
     """When the database last confirmed the try (its start or a heartbeat), monotonic."""
     deadline: float | None = None
     kill_reason: str | None = None
+    idle_since: float = 0.0
+    """When it last became idle, monotonic: an idle process past ``idle_seconds`` is retired."""
+    tries: int = 0
+    """Tries it was given: past ``max_tries_per_process`` it is retired (recycled)."""
 
     @property
     def idle(self) -> bool:
@@ -121,11 +133,21 @@ class TaskProcessPool:
         start_actor: Actor = Actor.EXECUTOR,
         lease_seconds: float | None = None,
         after_step: Callable[[], None] | None = None,
+        warm_processes: int = 1,
+        idle_seconds: float = 10.0,
+        max_tries_per_process: int = 200,
     ) -> None:
         self.engine = engine
         self.after_step = after_step
         """Called by the supervisor thread after each step (a batch applied and started)."""
         self.processes = max(1, processes)
+        self.warm_processes = max(0, min(warm_processes, self.processes))
+        """Task processes kept forked and idle: the others are forked when work comes and
+        retired after ``idle_seconds`` without a try."""
+        self.idle_seconds = idle_seconds
+        self.max_tries_per_process = max(1, max_tries_per_process)
+        """A process that ran this many tries is retired once idle, and a fresh one forked
+        when needed: what a task leaves behind (imported modules, caches) does not pile up."""
         self.logs_folder = logs_folder
         self.clock = clock
         self.heartbeat_seconds = heartbeat_seconds
@@ -149,6 +171,8 @@ class TaskProcessPool:
         self._check_now = threading.Event()
         self._stopped: list[tuple[int, int]] = []
         self._remove_listener: Any = None
+        self._grace: float | None = None
+        """Set by ``interrupt``: a try that ends without a report is Interrupted, not Crashed."""
 
     # -- interface ---------------------------------------------------------------------------
 
@@ -164,8 +188,7 @@ class TaskProcessPool:
     def start(self) -> None:
         self.context.set_forkserver_preload(["statewright.services.worker.task_runner",
                                              "statewright.services.worker.lifeline"])
-        for _ in range(self.processes):
-            self._children.append(self._spawn())
+        self._children = [self._spawn() for _ in range(self.warm_processes)]
         self._thread = threading.Thread(target=self._loop, name="task-process-pool",
                                         daemon=True)
         self._thread.start()
@@ -174,13 +197,22 @@ class TaskProcessPool:
                              daemon=True).start()
         self._remove_listener = door.add_transition_listener(self._on_transitions)
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float = 10.0, *, grace: float | None = None) -> None:
+        """Stop the pool. With ``grace`` (a graceful shutdown) it first hands back what it
+        holds: see :func:`services.worker.shutdown.hand_back`."""
         if self._remove_listener is not None:
             self._remove_listener()
         self._stop.set()
         self._poke()
         if self._thread:
             self._thread.join(timeout)
+        if grace is not None:
+            from statewright.services.worker.shutdown import hand_back
+
+            try:
+                hand_back(self, grace)
+            except Exception:  # the database is unreachable: recovery ends them Crashed
+                log.exception("could not hand back the running tries at shutdown")
         for c in self._children:
             try:
                 c.conn.send(None)
@@ -193,6 +225,31 @@ class TaskProcessPool:
                 c.process.join(1.0)
             _close(c.conn, c.lifeline)
         self._children.clear()
+
+    def interrupt(self, grace: float) -> None:
+        """A graceful stop while the pool still runs (a Celery worker's warm shutdown): ask each
+        running try to stop now (SIGTERM: ``TaskInterrupted`` in the task); the ones still
+        running ``grace`` seconds later are killed. Both end up_for_retry or failed, named
+        Interrupted, applied by the supervisor thread as usual."""
+        self._grace = grace
+        with self._guard:
+            busy = [c for c in self._children if c.workload is not None]
+        for c in busy:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(c.process.pid, signal.SIGTERM)
+        timer = threading.Timer(grace, self._kill_interrupted,
+                                args=([(c, c.workload) for c in busy],))
+        timer.daemon = True
+        timer.start()
+
+    def _kill_interrupted(self, asked: list[tuple[_Child, Any]]) -> None:
+        with self._guard:
+            for c, w in asked:
+                if c.workload is w and c.kill_reason is None:  # still on the try we asked
+                    c.kill_reason = _INTERRUPT
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(c.process.pid, signal.SIGKILL)
+        self._poke()
 
     def busy_count(self) -> int:
         return sum(1 for c in self._children if not c.idle)
@@ -216,7 +273,7 @@ class TaskProcessPool:
                                  name="statewright-task")
         p.start()
         _close(child, life_r)
-        return _Child(process=p, conn=parent, lifeline=life_w)
+        return _Child(process=p, conn=parent, lifeline=life_w, idle_since=time.monotonic())
 
     def check_now(self) -> None:
         """Check at once that the running tries still run in the database (a control moved one
@@ -255,7 +312,9 @@ class TaskProcessPool:
             if result is not None:
                 results.append((result, on_done))
         # One transaction applies the finished tries and starts the next ones.
+        self._grow()
         self._apply_and_dispatch(results)
+        self._retire(time.monotonic())
         if now_mono - self._last_heartbeat >= self.heartbeat_seconds or self._check_now.is_set():
             self._check_now.clear()
             self._last_heartbeat = now_mono
@@ -263,7 +322,43 @@ class TaskProcessPool:
 
     def _has_work(self) -> bool:
         with self._lock:
-            return bool(self._pending) and any(c.idle for c in self._children)
+            return bool(self._pending) and (len(self._children) < self.processes
+                                            or any(c.idle for c in self._children))
+
+    def _grow(self) -> None:
+        """Fork the task processes the pending requests need, up to ``processes``."""
+        with self._lock:
+            pending = len(self._pending)
+        idle = sum(1 for c in self._children if c.idle)
+        missing = min(pending - idle, self.processes - len(self._children))
+        if missing > 0:
+            fresh = [self._spawn() for _ in range(missing)]
+            with self._guard:
+                self._children = [*self._children, *fresh]
+
+    def _retire(self, now_mono: float) -> None:
+        """Let idle processes go: those that ran ``max_tries_per_process`` tries, and those idle
+        for ``idle_seconds`` beyond the ``warm_processes`` kept."""
+        with self._guard:
+            worn = [c for c in self._children if c.idle and c.tries >= self.max_tries_per_process]
+            keep = [c for c in self._children if c not in worn]
+            stale = sorted((c for c in keep if c.idle and now_mono - c.idle_since
+                            >= self.idle_seconds), key=lambda c: c.idle_since)
+            stale = stale[:max(0, len(keep) - self.warm_processes)]
+            gone = worn + stale
+            if not gone:
+                return
+            self._children = [c for c in keep if c not in stale]
+        for c in gone:
+            try:
+                c.conn.send(None)  # child_main returns: the process exits
+            except (OSError, BrokenPipeError):
+                pass
+            c.process.join(1.0)
+            if c.process.is_alive():
+                c.process.kill()
+                c.process.join(1.0)
+            _close(c.conn, c.lifeline)
 
     def _next_timeout(self, busy: list[_Child]) -> float:
         t = self.heartbeat_seconds
@@ -281,7 +376,7 @@ class TaskProcessPool:
                 result: TryResult = c.conn.recv()
             except (EOFError, OSError):
                 result = None  # type: ignore[assignment]
-            if isinstance(result, (CacheLookup, TryStateQuery, SecretRequest)):
+            if isinstance(result, (CacheLookup, TryStateQuery, SecretRequest, StateRequest)):
                 self._answer(c, result)
                 return None
             if result is not None:
@@ -296,6 +391,8 @@ class TaskProcessPool:
             kind = TIMED_OUT if (c.deadline is not None and now_mono >= c.deadline
                                  and c.kill_reason in (None, _LEASE)) else CRASHED
             reason = c.kill_reason
+            if kind == CRASHED and self._grace is not None and reason != _LEASE:
+                kind = INTERRUPTED
             on_done = c.on_done
             if c.process.is_alive():
                 self._kill(c)
@@ -308,6 +405,10 @@ class TaskProcessPool:
             self.crashed_tries += kind == CRASHED
             error = (f"execution_timeout of {w.execution_timeout}s exceeded; the try was killed"
                      if kind == TIMED_OUT else
+                     f"the worker is shutting down: it did not stop within the grace period of "
+                     f"{self._grace:g} s, so it was killed" if reason == _INTERRUPT else
+                     "the worker is shutting down: the task process ended without reporting"
+                     if kind == INTERRUPTED else
                      f"the worker could not reach the database for more than "
                      f"{self.lease_seconds}s, so it killed the try" if reason == _LEASE else
                      f"the task process died without reporting (exit code {code})")
@@ -330,12 +431,14 @@ class TaskProcessPool:
     def _release(self, c: _Child) -> None:
         with self._guard:
             c.workload, c.on_done, c.deadline, c.kill_reason = None, None, None, None
+            c.idle_since = time.monotonic()
 
     def _replace(self, c: _Child) -> None:
         with self._guard:
             _close(c.conn, c.lifeline)
             fresh = self._spawn()
             c.process, c.conn, c.lifeline = fresh.process, fresh.conn, fresh.lifeline
+            c.tries = 0
             self._release(c)
 
     def _apply_and_dispatch(self, results: list[tuple[TryResult, OnDone | None]]) -> None:
@@ -386,6 +489,7 @@ class TaskProcessPool:
                               else None)
                 c.on_done = req.on_done
                 c.workload = w
+                c.tries += 1
             try:
                 c.conn.send(w)
             except (OSError, BrokenPipeError):
@@ -504,3 +608,4 @@ def _notify(on_done: OnDone | None, done: Done) -> None:
 
 _OWN_ACTORS = frozenset({Actor.WORKER.value, Actor.EXECUTOR.value})
 _LEASE = "lease"
+_INTERRUPT = "interrupt"

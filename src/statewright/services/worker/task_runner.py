@@ -25,7 +25,8 @@ from statewright.sdk.loader import load_dag_file
 from statewright.services.secrets.masks import EXTRA_MASKS
 from statewright.services.secrets.relay import RelayStore
 from statewright.services.worker import callbacks
-from statewright.services.worker.outcome import FAILED, TryResult
+from statewright.services.worker.outcome import FAILED, INTERRUPTED, TryResult
+from statewright.services.worker.task_state import relayed_state
 from statewright.services.worker.workload import Workload
 
 HOSTNAME = socket.gethostname()
@@ -103,7 +104,7 @@ def run_workload(
                 task_id=w.task_id, dag_run_id=w.dag_run_id, hostname=HOSTNAME, pid=os.getpid(),
                 log_path=w.log_path, start_date=started, map_index=w.map_index)
     masking.reset_masks()  # what this try registers is stored with its outcome
-    with task_log(w.log_path, echo=echo), relayed_secrets(ask):
+    with task_log(w.log_path, echo=echo), relayed_secrets(ask), relayed_state(ask):
         log = logging.getLogger("statewright.task")
         log.info("starting %s.%s run %s try %s", w.dag_id, w.task_id, w.run_id, w.try_number)
         try:
@@ -161,8 +162,10 @@ def _execute(task: Any, context: Any, w: Workload) -> Any:
 
 
 def _die_with_parent() -> None:
-    """On Linux, ask the kernel to kill this task process when its supervisor dies, so that a
-    restarted scheduler finds the try's process gone and ends it Crashed at once."""
+    """On Linux, ask the kernel to signal this task process when its parent (the fork server)
+    dies. SIGTERM, not SIGKILL: a SIGTERM to the whole process group (a graceful stop) also ends
+    the fork server, and the try must still get its chance to stop and report Interrupted.
+    A supervisor killed outright is covered by the lifeline, which kills the process."""
     if sys.platform != "linux":
         return
     try:
@@ -171,7 +174,7 @@ def _die_with_parent() -> None:
 
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
     except OSError:
         pass
 
@@ -186,26 +189,46 @@ def _asker(conn: Any) -> Callable[[Any], Any]:
     return ask
 
 
+class TaskInterrupted(BaseException):
+    """SIGTERM reached the task process: its worker is stopping and asks the try to end. A
+    BaseException, so that a task's ``except Exception`` does not swallow it."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    import signal
+
+    # Once: a second SIGTERM (the fork server's death signal follows a process group's
+    # SIGTERM) must not break the report on its way up the pipe.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise TaskInterrupted("the worker is shutting down (SIGTERM): the try was interrupted")
+
+
 def child_main(conn: Any) -> None:
-    """The loop of a local executor task process: receive a workload, run it, report."""
+    """The loop of a local executor task process: receive a workload, run it, report. SIGTERM
+    ends the running try (reported ``interrupted``; ``finally`` blocks run) and the process."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
     _die_with_parent()
     while True:
         try:
             w = conn.recv()
-        except (EOFError, OSError):
+        except (EOFError, OSError, TaskInterrupted):
             return
         if w is None:
             return
+        interrupted = False
         try:
             result = run_workload(w, ask=_asker(conn))
         except BaseException as exc:  # report anything, then carry on or exit
+            interrupted = isinstance(exc, TaskInterrupted)
             result = TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id,
                                run_id=w.run_id, task_id=w.task_id, dag_run_id=w.dag_run_id,
-                               map_index=w.map_index, kind=FAILED,
+                               map_index=w.map_index, kind=INTERRUPTED if interrupted else FAILED,
                                error=f"{type(exc).__name__}: {exc}",
                                traceback=traceback.format_exc(), hostname=HOSTNAME,
                                pid=os.getpid(), log_path=w.log_path)
         conn.send(result)
+        if interrupted:
+            return

@@ -19,6 +19,7 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.worker.asset_inputs import add_asset_events
+from statewright.services.worker.log_paths import log_path_for
 
 
 @dataclass
@@ -55,17 +56,6 @@ class Workload:
     values in map-index order."""
     assets: dict[str, Any] = field(default_factory=dict)
     """Asset events for the context: ``triggering`` (of an asset-triggered run), ``inlets``."""
-
-
-def log_path_for(logs_folder: Path | None, dag_id: str, run_id: str, task_id: str,
-                 try_number: int, map_index: int = -1) -> str | None:
-    if logs_folder is None:
-        return None
-    safe_run = run_id.replace(":", "_").replace("+", "_")
-    folder = logs_folder / f"dag_id={dag_id}" / f"run_id={safe_run}" / f"task_id={task_id}"
-    if map_index >= 0:
-        folder = folder / f"map_index={map_index}"
-    return str(folder / f"attempt={try_number}.log")
 
 
 def start_tries(

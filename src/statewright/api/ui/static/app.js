@@ -124,22 +124,43 @@ function toast(message, { error = false, link = null } = {}) {
   toastTimer = setTimeout(() => { t.className = "toast"; }, error ? 9000 : 5000);
 }
 
-/** Call fn now and then again after each delay it returns (ms), skipping while the tab is
-    hidden. Returns a function that stops it. */
+/** Call fn after firstDelay and then again after each delay it returns (ms; 0 stops),
+    skipping while the tab is hidden. Returns a function that stops it; its ``now()`` calls fn
+    at once and restarts the timer from there (after an action or a live event). */
 function poll(fn, firstDelay) {
   let stopped = false;
   let timer = null;
+  let running = false;
+  let again = false;
   const tick = async () => {
     if (stopped) return;
+    if (running) { again = true; return; }
+    running = true;
+    clearTimeout(timer);
     let next = IDLE_MS;
     if (document.hidden) next = LIVE_MS;
     else {
       try { next = await fn(); } catch (e) { next = IDLE_MS; }
     }
-    if (!stopped && next) timer = setTimeout(tick, next);
+    running = false;
+    if (!stopped && next) timer = setTimeout(tick, again ? 0 : next);
+    again = false;
   };
   timer = setTimeout(tick, firstDelay);
-  return () => { stopped = true; clearTimeout(timer); };
+  const stop = () => { stopped = true; clearTimeout(timer); };
+  stop.now = () => { if (!stopped) { clearTimeout(timer); tick(); } };
+  return stop;
+}
+
+/** Poke ``poller`` (a poll()) on every state change the live stream reports for ``query``. */
+function liveRefresh(query, ...pollers) {
+  if (!window.statewrightLive) return () => {};
+  return window.statewrightLive.watch(query, () => {
+    for (const p of pollers) {
+      const target = typeof p === "function" && !p.now ? p() : p;
+      if (target && target.now) target.now();
+    }
+  });
 }
 
 const runUrl = (dagId, runId) => `/dags/${enc(dagId)}/runs/${enc(runId)}`;
@@ -259,9 +280,13 @@ function renderDagRows(data) {
   body.replaceChildren(...data.dags.map((dag) => {
     const last = dag.last_run;
     return el("tr", { dataset: { dagId: dag.dag_id } },
-      el("td", { class: "narrow" }, pauseSwitch(dag, (d) => { dag.is_paused = d.is_paused; })),
+      el("td", { class: "narrow" }, pauseSwitch(dag, (d) => {
+        dag.is_paused = d.is_paused;
+        refreshNow();
+      })),
       el("td", {},
-        el("a", { class: "dag-id", href: `/dags/${enc(dag.dag_id)}` }, dag.dag_id),
+        el("a", { class: "dag-id", href: `/dags/${enc(dag.dag_id)}` }, dag.dag_display_name || dag.dag_id),
+        dag.kind === "flow" ? el("span", { class: "pill", title: "A flow" }, " flow") : null,
         dag.description ? el("div", { class: "desc" }, dag.description) : null,
         dag.tags.length ? el("div", {}, ...dag.tags.map((t) =>
           el("a", { class: "chip", href: `/?tag=${enc(t)}` }, `#${t}`))) : null),
@@ -299,8 +324,9 @@ function initDags() {
     renderDagRows(data);
     return live() ? LIVE_MS : IDLE_MS;
   };
-  refreshNow = () => refresh().catch(() => {});
-  poll(refresh, live() ? LIVE_MS : IDLE_MS);
+  const poller = poll(refresh, live() ? LIVE_MS : IDLE_MS);
+  refreshNow = () => poller.now();
+  liveRefresh({}, poller);
 }
 
 // -- task instance panel -----------------------------------------------------------------------
@@ -357,6 +383,7 @@ class TaskPanel {
     this.selectedTry = null;
     this.snapshot = null;
     this.xcoms = [];
+    this.taskState = [];
     this.logCache.clear();
     this.box.hidden = false;
     if (initial) this.render(initial.ti, initial.history);
@@ -364,16 +391,18 @@ class TaskPanel {
     const key = this.key;
     this.stopPoll = poll(async () => {
       if (this.key !== key) return 0;
-      const [ti, history, xcoms] = await Promise.all([
+      const [ti, history, xcoms, kept] = await Promise.all([
         api(tiPath(dagId, runId, taskId, mapIndex)),
         api(tiPath(dagId, runId, taskId, mapIndex) + "/history"),
         api(tiPath(dagId, runId, taskId, mapIndex) + "/xcomEntries"),
+        api(tiPath(dagId, runId, taskId) + `/taskState?map_index=${mapIndex >= 0 ? mapIndex : -1}`),
       ]);
       if (this.key !== key) return 0;
-      const snapshot = JSON.stringify([ti, history, xcoms]);
+      const snapshot = JSON.stringify([ti, history, xcoms, kept]);
       if (snapshot !== this.snapshot) {
         this.snapshot = snapshot;
         this.xcoms = xcoms.xcom_entries;
+        this.taskState = kept.entries;
         this.render(ti, history);
       }
       return FINISHED_TI.has(ti.state) ? IDLE_MS * 3 : LIVE_MS;
@@ -411,7 +440,9 @@ class TaskPanel {
     const message = ti.state_message ? el("div", { class: `message s-${ti.state}`,
       id: "panel-message" }, ti.state_message) : null;
     const facts = el("dl", { class: "facts" },
-      ...fact("Operator", ti.operator),
+      ...fact("Operator", ti.operator_name && ti.operator_name !== ti.operator
+        ? el("span", { id: "panel-operator", title: `class ${ti.operator}` }, ti.operator_name)
+        : el("span", { id: "panel-operator" }, ti.operator)),
       ...fact("Scheduled", ti.scheduled_at && timeEl(ti.scheduled_at)),
       ...fact("Queued", ti.queued_at && timeEl(ti.queued_at)),
       ...fact("Started", ti.start_date && timeEl(ti.start_date)),
@@ -421,8 +452,9 @@ class TaskPanel {
       ...fact("Next retry", ti.state === "up_for_retry" && ti.next_retry_at && el("span", {}, timeEl(ti.next_retry_at),
         ` (${ago(ti.next_retry_at)})`)),
       ...fact("Reschedule at", ti.state === "up_for_reschedule" && ti.reschedule_date && timeEl(ti.reschedule_date)),
-      ...fact("Trigger", ti.state === "deferred" && ti.trigger_id !== null ? `#${ti.trigger_id}`
-        : null),
+      ...triggerFacts(ti),
+      ...fact("Input", ti.state === "awaiting_input" ? el("a", { href: `/required-actions?dag_id=${enc(ti.dag_id)}&run_id=${enc(ti.dag_run_id)}&task_id=${enc(ti.task_id)}&map_index=${ti.map_index}`,
+        id: "panel-respond" }, "Respond on the Required actions page") : null),
       ...fact("Host", ti.hostname ? `${ti.hostname}${ti.pid ? ` (pid ${ti.pid})` : ""}` : null),
       ...fact("Pool / queue", `${ti.pool} / ${ti.queue}`));
     const actions = el("div", { class: "panel-actions" },
@@ -449,7 +481,15 @@ class TaskPanel {
       el("table", { class: "xcoms" }, el("tbody", {}, ...this.xcoms.map((x) => el("tr",
         { dataset: { key: x.key } }, el("th", { class: "mono" }, x.key),
         el("td", {}, el("code", {}, JSON.stringify(x.value)))))))) : null;
-    this.box.replaceChildren(...[head, stateLine, message, facts, actions, xcomBox, triesBox,
+    // the task-instance page lists the task state itself (#task-state); the side panel here
+    const stateBox = this.taskState && this.taskState.length && !$("#task-state") ?
+      el("div", { id: "panel-task-state" }, el("h3", {}, "Task state"),
+        el("table", { class: "xcoms" }, el("tbody", {}, ...this.taskState.map((x) => el("tr",
+          { dataset: { key: x.key } }, el("th", { class: "mono" }, x.key),
+          el("td", {}, el("code", {}, JSON.stringify(x.value))),
+          el("td", { class: "muted small" }, `${x.retention}, try ${x.try_number}`)))))) : null;
+    this.box.replaceChildren(...[head, stateLine, message, facts, actions, xcomBox, stateBox,
+      triesBox,
       el("h3", {}, "State history"), historyTable(history.transitions)].filter(Boolean));
   }
 
@@ -492,25 +532,16 @@ class TaskPanel {
     }
   }
 
-  async act(what) {
+  act(what) {
     const { dagId, runId, taskId, mapIndex } = this.key;
-    const label = tiLabel(taskId, mapIndex);
-    const words = what === "clear" ? `Clear ${label} so it runs again?`
-      : `Mark ${label} ${what}? A running try is killed.`;
-    if (!window.confirm(words)) return;
-    try {
-      if (what === "clear") {
-        const res = await api(`${tiPath(dagId, runId, taskId, mapIndex)}/clear`, { method: "POST", body: {} });
-        toast(res.notice || `Cleared: ${res.changes.map((c) => c.task_id).join(", ")}`);
-      } else {
-        await api(tiPath(dagId, runId, taskId, mapIndex), { method: "PATCH", body: { new_state: what } });
-        toast(`${label} marked ${what}`);
-      }
-    } catch (e) {
-      toast(e.message, { error: true });
-    }
-    this.open(dagId, runId, taskId, null, mapIndex);
-    if (this.onChange) this.onChange();
+    window.statewrightControls.open({
+      kind: what === "clear" ? "clear-task" : "mark-task", dagId, runId, taskId, mapIndex,
+      state: what === "clear" ? null : what,
+      onDone: () => {
+        this.open(dagId, runId, taskId, null, mapIndex);
+        if (this.onChange) this.onChange();
+      },
+    });
   }
 }
 
@@ -531,9 +562,14 @@ function renderGrid(grid, dagId, selected, onSelect) {
     runs.length ? "" : "no runs yet"),
   ...runs.map((r, i) => {
     const h = durations[i] === null ? 4 : 4 + Math.round(56 * durations[i] / longest);
-    return el("th", { class: "runbar-cell" }, el("a", {
+    const version = r.dag_version_number ? `v${r.dag_version_number}` : null;
+    return el("th", { class: "runbar-cell" + (r.version_changed ? " version-change" : ""),
+                      dataset: { version: version || "" } },
+    r.version_changed ? el("span", { class: "version-mark",
+      title: `DAG ${version} from this run on` }, version) : null,
+    runTypeMark(r.run_type), el("a", {
       class: `runbar s-${r.state}`, href: runUrl(dagId, r.dag_run_id), style: `height:${h}px`,
-      title: `${r.dag_run_id}\n${r.state_name} (${r.state})` +
+      title: `${r.dag_run_id}\n${r.state_name} (${r.state})` + (version ? ` · DAG ${version}` : "") +
         (durations[i] !== null ? ` · ${dur(durations[i])}` : "") +
         (r.run_after ? `\n${fmtTime(r.run_after)}` : ""),
       "aria-label": `run ${r.dag_run_id}: ${r.state_name}`,
@@ -542,10 +578,12 @@ function renderGrid(grid, dagId, selected, onSelect) {
   const mapping = window.statewrightMapping;
   const body = grid.rows.flatMap((row) => [el("tr", {},
     el("th", { class: "task" + (row.in_dag ? "" : " gone"), title: row.in_dag
-      ? `${row.task_id} (${row.operator || "task"}${row.role ? `, ${row.role} task` : ""})`
+      ? `${row.task_id} (${row.operator_name || row.operator || "task"}${row.role ? `, ${row.role} task` : ""})`
       : `${row.task_id}: no longer in the DAG`, dataset: { taskId: row.task_id } },
     row.is_mapped && mapping ? mapping.toggle(dagId, row, runs) : null,
-    row.task_id, row.role ? el("span", { class: `role role-${row.role}` }, row.role) : null),
+    row.task_id, row.role ? el("span", { class: `role role-${row.role}` }, row.role) : null,
+    !row.in_dag && row.version_number ? el("span", { class: "gone-version",
+      title: `in the DAG up to version ${row.version_number}` }, `v${row.version_number}`) : null),
     ...row.instances.map((c, i) => {
       if (!c) return el("td", {}, el("span", { class: "cell empty" }));
       const run = runs[i];
@@ -559,7 +597,11 @@ function renderGrid(grid, dagId, selected, onSelect) {
           : onSelect(run.dag_run_id, row.task_id)),
       }, c.map_count ? String(c.map_count) : c.try_number > 1 ? String(c.try_number) : ""));
     })), ...(row.is_mapped && mapping ? mapping.subRows(dagId, row, runs, selected, onSelect) : [])]);
-  return el("table", { class: "grid" }, el("thead", {}, head), el("tbody", {}, body));
+  const dates = el("tr", { class: "run-dates" }, el("th", { class: "task" }),
+    ...runs.map((r) => el("th", {}, el("span", { class: "run-date",
+      title: `${r.dag_run_id}\n${r.logical_date ? "logical date" : "run after"}: ` +
+        fmtTime(r.logical_date || r.run_after) }, shortDate(r.logical_date || r.run_after)))));
+  return el("table", { class: "grid" }, el("thead", {}, head, dates), el("tbody", {}, body));
 }
 
 function initDag() {
@@ -568,9 +610,11 @@ function initDag() {
   let grid = data.grid;
   let offset = grid.offset;
   let selected = data.open.run_id && data.open.task_id ? { ...data.open } : null;
+  let poller = null;
+  const refreshNow = () => { if (poller) poller.now(); };
   const panel = new TaskPanel($("#panel"), {
     onClose: () => { selected = null; draw(); setUrl(); },
-    onChange: () => refresh(),
+    onChange: refreshNow,
   });
 
   const setUrl = () => {
@@ -606,8 +650,8 @@ function initDag() {
     if (snapshot !== drawn) { drawn = snapshot; draw(); }
     return live() ? LIVE_MS : IDLE_MS;
   };
-  $("#grid-older").onclick = () => { offset += grid.limit; setUrl(); refresh(); };
-  $("#grid-newer").onclick = () => { offset = Math.max(0, offset - grid.limit); setUrl(); refresh(); };
+  $("#grid-older").onclick = () => { offset += grid.limit; setUrl(); refreshNow(); };
+  $("#grid-newer").onclick = () => { offset = Math.max(0, offset - grid.limit); setUrl(); refreshNow(); };
 
   const pauseInput = $("#dag-pause");
   pauseInput.addEventListener("change", async () => {
@@ -616,18 +660,20 @@ function initDag() {
       dag.is_paused = d.is_paused;
       $("#dag-pause-label").textContent = d.is_paused ? "Paused" : "Active";
       toast(`${dag.dag_id} ${d.is_paused ? "paused" : "unpaused"}`);
+      refreshNow();
     } catch (e) {
       pauseInput.checked = !pauseInput.checked;
       toast(e.message, { error: true });
     }
   });
   $("#dag-trigger").onclick = () => openTrigger(dag.dag_id, dag.is_paused, () => {
-    offset = 0; setUrl(); refresh();
+    offset = 0; setUrl(); refreshNow();
   });
 
   draw();
   if (selected) panel.open(dag.dag_id, selected.run_id, selected.task_id);
-  poll(refresh, live() ? LIVE_MS : IDLE_MS);
+  poller = poll(refresh, live() ? LIVE_MS : IDLE_MS);
+  liveRefresh({ dag_id: dag.dag_id }, poller, () => panel.stopPoll);
 }
 
 // -- page: run -------------------------------------------------------------------------------
@@ -738,31 +784,36 @@ function initRun() {
   const dagId = run.dag_id;
   const runId = run.dag_run_id;
   let selectedTask = null;
+  let poller = null;
+  const refreshNow = () => { if (poller) poller.now(); };
   const panel = new TaskPanel($("#panel"), {
     onClose: () => { selectedTask = null; draw(); },
-    onChange: () => refresh(),
+    onChange: refreshNow,
   });
   const pick = (taskId, mapIndex = -1) => {
     selectedTask = tiLabel(taskId, mapIndex);
     draw();
     panel.open(dagId, runId, taskId, null, mapIndex);
   };
-  const act = async (what, label) => {
-    if (!window.confirm(`${label}: run ${runId} of ${dagId}?`)) return;
-    const base = `/dags/${enc(dagId)}/dagRuns/${enc(runId)}`;
-    try {
-      if (what === "clear" || what === "clear-failed") {
-        const res = await api(`${base}/clear`, { method: "POST",
-          body: { only_failed: what === "clear-failed" } });
-        toast(res.notice || `${res.changes.length} task instance(s) cleared`);
-      } else {
-        const r = await api(base, { method: "PATCH", body: { state: what } });
-        toast(`Run ${runId}: ${r.state_name}`);
-      }
-    } catch (e) {
-      toast(e.message, { error: true });
+  const RUN_WORDS = {
+    paused: "No new task starts; running tries finish. Resume continues the run.",
+    running: "The run continues: its waiting task instances start again.",
+    cancelled: "Running tries are killed; every other unfinished task instance is skipped. " +
+      "No failure callbacks run.",
+    success: "Every task instance that has not succeeded becomes success (running tries are " +
+      "killed).",
+    failed: "Running task instances become failed (their tries are killed), the other " +
+      "unfinished ones skipped.",
+  };
+  const act = (what, label) => {
+    const controls = window.statewrightControls;
+    if (what === "clear" || what === "clear-failed") {
+      controls.open({ kind: "clear-run", dagId, runId, onDone: refreshNow,
+        preset: what === "clear-failed" ? ["only_failed"] : [] });
+    } else {
+      controls.open({ kind: "run-state", dagId, runId, state: what, onDone: refreshNow,
+        label: `${label.replace(/^↻ /, "")}: run ${runId}`, words: RUN_WORDS[what] });
     }
-    refresh();
   };
   const draw = () => renderRun(run, tis, history, selectedTask, pick, act);
   const refresh = async () => {
@@ -774,7 +825,8 @@ function initRun() {
     return UNFINISHED_RUN.has(run.state) ? LIVE_MS : IDLE_MS * 3;
   };
   draw();
-  poll(refresh, UNFINISHED_RUN.has(run.state) ? LIVE_MS : IDLE_MS * 3);
+  poller = poll(refresh, UNFINISHED_RUN.has(run.state) ? LIVE_MS : IDLE_MS * 3);
+  liveRefresh({ dag_id: dagId, dag_run_id: runId }, poller, () => panel.stopPoll);
 }
 
 // -- page: task instance -------------------------------------------------------------------------
@@ -783,6 +835,7 @@ function initTaskInstance() {
   const { ti, history } = pageData();
   const panel = new TaskPanel($("#panel"), { closable: false });
   panel.open(ti.dag_id, ti.dag_run_id, ti.task_id, { ti, history }, ti.map_index);
+  liveRefresh({ dag_id: ti.dag_id, dag_run_id: ti.dag_run_id }, () => panel.stopPoll);
 }
 
 // -- start ----------------------------------------------------------------------------------------

@@ -206,7 +206,7 @@
     const dataNode = document.getElementById("page-data");
     if (!wrap || !dataNode) return;
     const dag = JSON.parse(dataNode.textContent).dag;
-    const m = model(dag);
+    let m = model(dag);
     const select = document.getElementById("graph-run");
     const canvas = document.getElementById("graph");
     let grid = null;
@@ -249,6 +249,8 @@
     };
     const redraw = () => { if (!wrap.hidden) draw(canvas, m, statesOf(), pick); };
     select.addEventListener("change", () => { runId = select.value; redraw(); });
+    // versions.js sends the structure of the DAG version chosen above the graph.
+    document.addEventListener("graph:structure", (event) => { m = model(event.detail.dag); redraw(); });
     document.addEventListener("grid:drawn", (event) => {
       grid = event.detail.grid;
       fillRuns();

@@ -20,6 +20,7 @@ from typing import Any
 import sqlparse
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import URL
+from sqlalchemy.pool import NullPool
 
 from statewright.sdk.basehook import BaseHook
 from statewright.sdk.connection import Connection
@@ -100,7 +101,10 @@ class DbApiHook(BaseHook):
         if engine_kwargs is not None:
             return create_engine(self.sqlalchemy_url(), **engine_kwargs)
         if self._engine is None:
-            self._engine = create_engine(self.sqlalchemy_url(), **self.engine_kwargs)
+            # No pool: a hook lives for a task's try, and each connection it hands out is
+            # closed for real when its user closes it (none left open for the garbage collector)
+            self._engine = create_engine(self.sqlalchemy_url(),
+                                         **{"poolclass": NullPool, **self.engine_kwargs})
         return self._engine
 
     def get_conn(self) -> Any:
