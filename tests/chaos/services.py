@@ -8,6 +8,7 @@ directory that user owns.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -123,3 +124,74 @@ class PrivateRedis:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(10)
         self.process = None
+
+
+RABBITMQ_SERVER = Path(os.environ.get("STATEWRIGHT_CHAOS_RABBITMQ_SERVER",
+                                      "/usr/lib/rabbitmq/bin/rabbitmq-server"))
+
+
+class PrivateRabbitMQ:
+    """A RabbitMQ node of its own (``rabbitmq-server`` with its own node name, ports, database and
+    cookie in a temporary directory); ``restart()`` is kill -9 of the node and start again. Its
+    database survives the restart, as a real node's disk does: durable queues and persistent
+    messages come back, unacknowledged deliveries are handed out again."""
+
+    def __init__(self) -> None:
+        if not RABBITMQ_SERVER.exists():
+            raise RuntimeError(f"rabbitmq-server is not at {RABBITMQ_SERVER}: install "
+                               "rabbitmq-server or set STATEWRIGHT_CHAOS_RABBITMQ_SERVER")
+        self.root = Path(tempfile.mkdtemp(prefix="statewright-chaos-rabbitmq-"))
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.restarts = 0
+        (self.root / "enabled_plugins").write_text("[].\n")
+        (self.root / "rabbitmq.conf").write_text(
+            f"listeners.tcp.default = 127.0.0.1:{self.port}\n"
+            "loopback_users = none\n")
+        (self.root / "env.conf").write_text("")
+        self.env = {**os.environ, "HOME": str(self.root),
+                    "RABBITMQ_NODENAME": f"statewright-chaos-{self.port}@localhost",
+                    "RABBITMQ_NODE_PORT": str(self.port),
+                    "RABBITMQ_DIST_PORT": str(free_port()),
+                    "RABBITMQ_MNESIA_BASE": str(self.root / "mnesia"),
+                    "RABBITMQ_LOG_BASE": str(self.root / "log"),
+                    "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.root / "enabled_plugins"),
+                    "RABBITMQ_PLUGINS_EXPAND_DIR": str(self.root / "plugins-expand"),
+                    "RABBITMQ_PID_FILE": str(self.root / "pid"),
+                    "RABBITMQ_CONFIG_FILE": str(self.root / "rabbitmq"),
+                    "RABBITMQ_ADVANCED_CONFIG_FILE": str(self.root / "advanced.config"),
+                    "RABBITMQ_CONF_ENV_FILE": str(self.root / "env.conf")}
+
+    @property
+    def url(self) -> str:
+        return f"amqp://guest:guest@127.0.0.1:{self.port}//"
+
+    def start(self) -> PrivateRabbitMQ:
+        with (self.root / "server.log").open("ab") as out:
+            self.process = subprocess.Popen([str(RABBITMQ_SERVER)], env=self.env, stdout=out,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+        _wait_port(self.port, 120, "RabbitMQ")
+        return self
+
+    def restart(self, down_seconds: float = 1.0) -> None:
+        self._kill()
+        time.sleep(down_seconds)
+        self.start()
+        self.restarts += 1
+
+    def _kill(self) -> None:
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)  # the script and the node it started
+        pid_file = self.root / "pid"
+        with contextlib.suppress(OSError, ValueError):  # the node, if it left the group
+            pid = int(pid_file.read_text().strip())
+            if pid > 1:
+                os.kill(pid, signal.SIGKILL)
+        self.process.wait(10)
+        self.process = None
+
+    def close(self) -> None:
+        self._kill()
+        shutil.rmtree(self.root, ignore_errors=True)

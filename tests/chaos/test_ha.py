@@ -19,7 +19,7 @@ from sqlalchemy import Engine, create_engine, func, select, text
 from tests.chaos import invariants
 from tests.chaos.deployment import CHAOS_SETTINGS, Deployment, descendants, wait_for
 from tests.chaos.faults import Hooks, carry_out, chaos_rounds, chaos_seed, make_plan
-from tests.chaos.services import PrivatePostgres, PrivateRedis
+from tests.chaos.services import PrivatePostgres, PrivateRabbitMQ, PrivateRedis
 from tests.chaos.workload import (
     DAG_FILE,
     MAX_ACTIVE_RUNS,
@@ -77,6 +77,15 @@ def private_redis() -> Iterator[PrivateRedis]:
         redis.close()
 
 
+@pytest.fixture
+def private_rabbitmq() -> Iterator[PrivateRabbitMQ]:
+    rabbitmq = PrivateRabbitMQ()
+    try:
+        yield rabbitmq.start()
+    finally:
+        rabbitmq.close()
+
+
 @contextlib.contextmanager
 def deployment(tmp_path: Path, url: str, **kwargs: object) -> Iterator[Deployment]:
     (tmp_path / "dags").mkdir()
@@ -124,8 +133,12 @@ def _soak(tmp_path: Path, dep: Deployment, url: str, *, hooks: Hooks, **plan: ob
             for name, c in dep.components.items():  # whatever a late fault left down
                 if not c.alive:
                     dep.start(name)
-            took = wait_for(lambda: _all_terminal(engine), CONVERGE_SECONDS,
-                            "every run to finish")
+            try:
+                took = wait_for(lambda: _all_terminal(engine), CONVERGE_SECONDS,
+                                "every run to finish")
+            except AssertionError:
+                lines.extend(_stuck(engine))
+                raise
             lines.append(f"round {round_no}: converged {took:.1f}s after the last fault")
         kills = sum(c.kills for c in dep.components.values())
         with engine.connect() as conn:
@@ -138,6 +151,7 @@ def _soak(tmp_path: Path, dep: Deployment, url: str, *, hooks: Hooks, **plan: ob
         per = {n: (c.kills, c.stops) for n, c in dep.components.items()}
         print(f"chaos report (seed {seed}): rounds {rounds}, kills {kills} {per}, "
               f"{report.summary()}")
+        print("\n".join(line for line in lines if "converged" in line))
         for v in report.violations[:40]:
             print(f"  violation: {v}")
         assert report.task_instances >= rounds * RUNS_PER_ROUND * TASKS_PER_RUN * 0.99
@@ -156,6 +170,28 @@ def _soak(tmp_path: Path, dep: Deployment, url: str, *, hooks: Hooks, **plan: ob
     finally:
         dep.terminate_all()
         engine.dispose()
+
+
+def _stuck(engine: Engine) -> list[str]:
+    """What holds the unfinished runs: their task instances by state, and a few of them whole."""
+    unfinished = select(dag_run.c.id).where(dag_run.c.dag_id == DAG_ID,
+                                            dag_run.c.state.in_(["queued", "running"]))
+    ti = task_instance.c
+    with engine.connect() as conn:
+        runs = conn.execute(select(dag_run.c.run_id, dag_run.c.state).where(
+            dag_run.c.id.in_(unfinished))).all()
+        counts = conn.execute(select(ti.state, func.count()).where(
+            ti.dag_run_id.in_(unfinished)).group_by(ti.state)).all()
+        held = conn.execute(select(
+            ti.run_id, ti.task_id, ti.map_index, ti.state, ti.try_number, ti.executor,
+            ti.worker_id, ti.hostname, ti.pid, ti.queued_at, ti.last_heartbeat_at, ti.updated_at,
+            ti.trigger_id, ti.state_message).where(
+            ti.dag_run_id.in_(unfinished),
+            ti.state.notin_(["success", "failed", "skipped", "upstream_failed", "removed"])
+        ).limit(12)).all()
+    return [f"stuck at {utcnow().isoformat()}: runs {[tuple(r) for r in runs][:10]}",
+            f"task instances of unfinished runs by state: {dict(counts)}",  # type: ignore[arg-type]
+            *(f"  held: {tuple(h)}" for h in held)]
 
 
 def _dag_loaded(engine: Engine) -> bool:
@@ -194,16 +230,30 @@ def test_local_executor_survives_kills_and_a_paused_scheduler(
         assert report.zombies >= 1, report.summary()
 
 
-def test_celery_survives_kills_and_database_and_broker_restarts(
-        tmp_path: Path, private_postgres: PrivatePostgres, private_redis: PrivateRedis) -> None:
-    engine = make_engine(private_postgres.url)
+def _celery_soak(tmp_path: Path, postgres: PrivatePostgres,
+                 broker: PrivateRedis | PrivateRabbitMQ) -> None:
+    engine = make_engine(postgres.url)
     try:
-        with deployment(tmp_path, private_postgres.url, executor="celery",
-                        broker_url=private_redis.url) as dep:
-            _soak(tmp_path, dep, private_postgres.url,
-                  hooks=Hooks(restart_postgres=private_postgres.restart,
-                              restart_broker=private_redis.restart,
+        with deployment(tmp_path, postgres.url, executor="celery",
+                        broker_url=broker.url) as dep:
+            _soak(tmp_path, dep, postgres.url,
+                  hooks=Hooks(restart_postgres=postgres.restart,
+                              restart_broker=broker.restart,
                               task_running_on=_running_under(dep, engine)),
                   pauses=("scheduler-2",), postgres=True, broker=True, worker_mid_task=True)
     finally:
         engine.dispose()
+    assert broker.restarts >= 1 and postgres.restarts >= 1
+
+
+def test_celery_survives_kills_and_database_and_broker_restarts(
+        tmp_path: Path, private_postgres: PrivatePostgres, private_redis: PrivateRedis) -> None:
+    _celery_soak(tmp_path, private_postgres, private_redis)
+
+
+def test_celery_on_rabbitmq_survives_kills_and_database_and_broker_restarts(
+        tmp_path: Path, private_postgres: PrivatePostgres,
+        private_rabbitmq: PrivateRabbitMQ) -> None:
+    """The same faults with RabbitMQ as the broker: a node killed -9 and started again keeps its
+    durable queues; deliveries not yet acknowledged come back to the workers."""
+    _celery_soak(tmp_path, private_postgres, private_rabbitmq)

@@ -172,6 +172,8 @@ task_instance = Table(
     Index(None, "state", "dag_id"),
     Index(None, "dag_id", "run_id"),
     Index(None, "trigger_id"),
+    # The triggerer's timeout sweep reads only the deferred whose timeout has passed.
+    Index(None, "state", "trigger_timeout"),
 )
 # The queueing order within a run (``scheduling.queue_candidates``): the first few scheduled
 # task instances of each run are read from the index, never sorted from all of them.

@@ -32,6 +32,7 @@ from statewright.sdk import plugins
 from statewright.sdk.loader import list_dag_files
 from statewright.services.dag_processor.importer import ImportOutcome, import_files
 from statewright.services.dag_processor.sync import FileInput, FileSync, forget_removed_files
+from statewright.services.loop_failures import DEFAULT_CAP_SECONDS, LoopFailures
 
 log = logging.getLogger("statewright.dag_processor")
 
@@ -182,11 +183,15 @@ class DagProcessor:
                     stats.errors[path] = result.error
 
     def run_forever(self, stop: threading.Event) -> None:
+        failures = LoopFailures("DAG processing", log, period=self.interval_seconds,
+                                cap=max(DEFAULT_CAP_SECONDS, self.interval_seconds))
         while not stop.is_set():
             try:
                 self.run_once()
-            except Exception:
-                log.exception("DAG processing failed; trying again")
+            except Exception as exc:
+                stop.wait(failures.failed(exc))
+                continue
+            failures.succeeded()
             stop.wait(self.interval_seconds)
 
 

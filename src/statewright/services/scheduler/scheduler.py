@@ -43,6 +43,7 @@ from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_abandoned
 from statewright.services.dag_view import DagView, DagViewCache
+from statewright.services.loop_failures import LoopFailures
 from statewright.services.scheduler.capacity import queue_scheduled
 from statewright.services.scheduler.expansion import (
     RunNodes,
@@ -172,15 +173,16 @@ class Scheduler:
             self.recover(self.clock())
         except Exception:
             log.exception("recovery at start failed; the zombie reaper will catch up")
+        failures = LoopFailures("scheduler loop", log, period=self.config.idle_seconds)
         try:
             while not stop.is_set():
                 try:
                     self._heartbeat_job()
                     stats = self.run_once()
-                except Exception:
-                    log.exception("scheduler loop failed; retrying")
-                    stop.wait(self.config.idle_seconds)
+                except Exception as exc:
+                    stop.wait(failures.failed(exc))
                     continue
+                failures.succeeded()
                 if stats.did_work:
                     continue
                 self._wake.wait(self._idle_wait())

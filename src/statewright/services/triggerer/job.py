@@ -39,6 +39,7 @@ from statewright.db.repositories import jobs as job_repo
 from statewright.db.repositories import triggers as trigger_repo
 from statewright.sdk import serde
 from statewright.sdk.triggers.base import TriggerImportError, import_trigger
+from statewright.services.loop_failures import LoopFailures
 from statewright.services.triggerer import metrics
 from statewright.services.triggerer.events import Failure, Fired, apply_events, apply_timeouts
 from statewright.services.triggerer.events import clean_up as clean_up_triggers
@@ -178,6 +179,7 @@ class TriggererJob:
         if not self._started:
             self.start()
         last_full = 0.0
+        failures = LoopFailures("triggerer loop", log, period=self.config.poll_seconds)
         try:
             while not stop.is_set():
                 try:
@@ -188,10 +190,10 @@ class TriggererJob:
                         stats = self.run_once()
                     else:
                         stats = self.write_events()
-                except Exception:
-                    log.exception("triggerer loop failed; retrying")
-                    stop.wait(self.config.poll_seconds)
+                except Exception as exc:
+                    stop.wait(failures.failed(exc))
                     continue
+                failures.succeeded()
                 if stats.claimed >= self.config.max_claims_per_loop or self.runner.has_outcomes():
                     continue
                 self._wake.wait(self.config.poll_seconds)

@@ -36,6 +36,7 @@ from statewright.db.repositories import dag_callbacks as outbox
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import deadlines as deadline_repo
 from statewright.db.tables import dag_run
+from statewright.services.loop_failures import LoopFailures
 
 log = logging.getLogger("statewright.callbacks")
 ON_SUCCESS = "on_success_callback"
@@ -246,12 +247,16 @@ class DagCallbackRunner:
             self._wake.set()
 
     def _loop(self) -> None:
+        failures = LoopFailures("running DAG callbacks", log, period=self.poll_seconds)
         while not self._stop.is_set():
             try:
-                if self.run_once():
-                    continue
-            except Exception:
-                log.exception("running DAG callbacks failed; retrying")
+                busy = self.run_once()
+            except Exception as exc:
+                self._stop.wait(failures.failed(exc))
+                continue
+            failures.succeeded()
+            if busy:
+                continue
             self._wake.wait(self.poll_seconds)
             self._wake.clear()
 
