@@ -162,14 +162,18 @@ class Deployment:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     c.process.wait(5)
 
-    def log_tail(self, chars: int = 3000) -> str:
+    def log_tail(self, chars: int = 6000) -> str:
         parts = []
         for name in self.components:
             text = (self.logs / f"{name}.log").read_text(errors="replace")
             errors = [line for line in text.splitlines()
                       if "Error" in line or "Traceback" in line or "failed" in line]
-            parts.append(f"--- {name}: {len(errors)} error lines; last: "
-                         f"{errors[-3:] if errors else '-'}")
+            c = self.components[name]
+            status = ("alive" if c.alive else "never started" if c.process is None
+                      else f"exited {c.process.returncode}")
+            parts.append(f"--- {name} ({status}, started {c.starts}x): {len(errors)} error lines; "
+                         f"last: {errors[-3:] if errors else '-'}; log ends: "
+                         f"{text.splitlines()[-2:]}")
         return "\n".join(parts)[-chars:]
 
 
