@@ -7,7 +7,6 @@ raises ``NotFound`` saying what is missing and where to look.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,10 +17,7 @@ from sqlalchemy import Connection
 
 from statewright.api import schemas as s
 from statewright.api.errors import NotFound
-from statewright.api.version_reads import grid_versions, version_changes
-from statewright.core.mapping import summary_state
 from statewright.core.states import RUN_UNFINISHED
-from statewright.core.task_groups import summarize_group
 from statewright.db.repositories import browse, dag_versions, transitions_log
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import import_errors as import_error_repo
@@ -347,79 +343,7 @@ def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_numbe
                      content=data.decode("utf-8", errors="replace"))
 
 
-# -- grid -------------------------------------------------------------------------------------
-
-
-def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> s.Grid:
-    """The matrix of runs and tasks: a fixed number of statements, whatever its size."""
-    row = dag_row(conn, dag_id)
-    runs, total = browse.runs_page(conn, dag_id, limit=limit + 1, offset=offset)
-    before = runs[limit] if len(runs) > limit else None  # the run before the page's oldest
-    runs = list(reversed(runs[:limit]))  # columns: oldest to newest
-    column = {r.id: i for i, r in enumerate(runs)}
-    ser_tasks = (row.serialized or {}).get("tasks", [])
-    is_flow = (row.serialized or {}).get("kind") == "flow"  # its task runs unfold as it runs
-    rows: dict[str, s.GridRow] = {
-        t["task_id"]: s.GridRow(task_id=t["task_id"], operator=t.get("operator"),
-                                operator_name=t.get("operator_name") or t.get("operator"),
-                                is_mapped="expand_input" in t,
-                                role=("setup" if t.get("is_setup") else
-                                      "teardown" if t.get("is_teardown") else None),
-                                task_group=t.get("task_group"),
-                                instances=[None] * len(runs))
-        for t in ser_tasks
-    }
-    mapped: dict[tuple[str, int], list[Any]] = {}
-    cells_versions: dict[str, int] = {}  # task → the newest version any of its cells ran
-    for c in browse.grid_cells(conn, list(column)):
-        if c.dag_version_id is not None:
-            cells_versions[c.task_id] = max(cells_versions.get(c.task_id, 0), c.dag_version_id)
-        grid_row = rows.get(c.task_id)
-        if grid_row is None:
-            grid_row = rows[c.task_id] = s.GridRow(task_id=c.task_id, in_dag=is_flow,
-                                                   instances=[None] * len(runs))
-        if grid_row.is_mapped or c.map_index >= 0:
-            grid_row.is_mapped = True
-            mapped.setdefault((c.task_id, column[c.dag_run_id]), []).append(c)
-            continue
-        grid_row.instances[column[c.dag_run_id]] = _grid_cell(c)
-    for (task_id, i), cells in mapped.items():
-        rows[task_id].instances[i] = _mapped_cell(cells)
-    numbers = grid_versions(conn, runs, rows, cells_versions)
-    changed = version_changes(runs, before)
-    return s.Grid(
-        dag_id=dag_id, total_entries=total, offset=offset, limit=limit,
-        dag_runs=[s.GridRun(**_run_brief(r).model_dump(), run_type=r.run_type,
-                            duration=_run_duration(r),
-                            dag_version_number=numbers.get(r.dag_version_id),
-                            version_changed=changed[i])
-                 for i, r in enumerate(runs)],
-        rows=list(rows.values()),
-        task_groups=_grid_groups(_task_groups(row.serialized or {}), list(rows.values()),
-                                 len(runs)),
-    )
-
-
-def _grid_groups(groups: list[s.TaskGroupInfo], rows: list[s.GridRow], n_runs: int
-                 ) -> list[s.GridGroup]:
-    """Each group with its state per run, over the tasks in it and in its nested groups."""
-    parent = {g.group_id: g.parent for g in groups}
-    members: dict[str, list[s.GridRow]] = {g.group_id: [] for g in groups}
-    for grid_row in rows:
-        group = grid_row.task_group
-        while group is not None and group in members:
-            members[group].append(grid_row)
-            group = parent[group]
-    out = []
-    for g in groups:
-        cells: list[s.GridGroupCell | None] = []
-        for i in range(n_runs):
-            summary = summarize_group(
-                c.state for r in members[g.group_id] if (c := r.instances[i]) is not None)
-            cells.append(None if summary is None else s.GridGroupCell(
-                state=summary.state.value, counts=summary.counts))
-        out.append(s.GridGroup(**g.model_dump(), instances=cells))
-    return out
+# -- grid (api/grid_reads.py) ------------------------------------------------------------
 
 
 def _task_groups(ser: dict[str, Any]) -> list[s.TaskGroupInfo]:
@@ -427,36 +351,6 @@ def _task_groups(ser: dict[str, Any]) -> list[s.TaskGroupInfo]:
                             parent=g.get("parent"), tooltip=g.get("tooltip") or "",
                             ui_color=g.get("ui_color"), ui_fgcolor=g.get("ui_fgcolor"))
             for g in ser.get("task_groups", [])]
-def _grid_cell(c: Any) -> s.GridCell:
-    # Built without validation: the values are the database's own, typed by its columns, and
-    # a grid of 1,000 tasks by 25 runs has 25,000 cells.
-    return s.GridCell.model_construct(
-        state=c.state, state_name=c.state_name, state_message=c.state_message,
-        try_number=c.try_number, max_tries=c.max_tries, start_date=c.start_date,
-        end_date=c.end_date, duration=c.duration, map_count=None, state_counts=None)
-
-
-def _mapped_cell(cells: list[Any]) -> s.GridCell:
-    """A mapped task's instances in one run, summarized (an unexpanded one shows as itself)."""
-    if len(cells) == 1 and cells[0].map_index < 0:
-        return _grid_cell(cells[0])
-    counts = Counter(c.state for c in cells)
-    state = summary_state([c.state for c in cells])
-    first = next(c for c in cells if c.state == state)
-    starts = [c.start_date for c in cells if c.start_date is not None]
-    ends = [c.end_date for c in cells if c.end_date is not None]
-    return s.GridCell(
-        state=state, state_name=first.state_name,
-        state_message=f"{len(cells)} mapped task instances: " + ", ".join(
-            f"{n} {st}" for st, n in counts.most_common()),
-        try_number=max(c.try_number for c in cells), max_tries=max(c.max_tries for c in cells),
-        start_date=min(starts) if starts else None,
-        end_date=max(ends) if ends and len(ends) == len(cells) else None,
-        duration=(max(ends) - min(starts)).total_seconds()
-        if starts and ends and len(ends) == len(cells) else None,
-        map_count=len(cells), state_counts=dict(counts))
-
-
 # -- health -------------------------------------------------------------------------------------
 
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from statewright.api import schemas as s
 from statewright.api.errors import NotFound
 from statewright.api.schemas_versions import (
     DagSource,
@@ -63,15 +62,15 @@ def get_source(conn: Connection, dag_id: str, number: int | None) -> DagSource:
                      fileloc=row.fileloc, content=row.source_code)
 
 
-def grid_versions(conn: Connection, runs: Sequence[Any], rows: Mapping[str, s.GridRow],
+def grid_versions(conn: Connection, runs: Sequence[Any], rows: Mapping[str, dict[str, Any]],
                   cells_versions: Mapping[str, int]) -> dict[int, int]:
     """Version id → number for the runs shown; each row of a task no longer in the DAG gets
     the newest version its shown task instances ran."""
     numbers = dag_versions.numbers(
         conn, [r.dag_version_id for r in runs] + list(cells_versions.values()))
     for task_id, grid_row in rows.items():
-        if not grid_row.in_dag and task_id in cells_versions:
-            grid_row.version_number = numbers.get(cells_versions[task_id])
+        if not grid_row["in_dag"] and task_id in cells_versions:
+            grid_row["version_number"] = numbers.get(cells_versions[task_id])
     return numbers
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,6 +49,21 @@ class UTCDateTime(TypeDecorator[datetime]):
         if moment.tzinfo is None:
             return moment.replace(tzinfo=UTC)
         return moment.astimezone(UTC)
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        """On SQLite, the driver's text → datetime and the UTC zone in one call per value (a
+        grid reads 50,000 dates): the same values as ``process_result_value`` gives."""
+        if dialect.name != "sqlite":
+            return super().result_processor(dialect, coltype)
+        parse: Callable[[Any], Any] | None = self.impl_instance.result_processor(dialect, coltype)
+
+        def process(value: Any) -> datetime | None:
+            if value is None:
+                return None
+            moment: datetime = parse(value) if parse is not None else value
+            return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+        return process
 
 
 metadata = MetaData(

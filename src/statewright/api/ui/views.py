@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from statewright.api import reads
+from statewright.api import grid_reads, reads
 from statewright.api.dag_details import dag_details
 from statewright.api.deps import reading
 from statewright.api.errors import NotFound
@@ -67,15 +67,15 @@ def dag_page(
     try:
         with reading(request) as conn:
             dag = reads.get_dag(conn, dag_id)
-            grid = reads.grid(conn, dag_id, limit=GRID_RUNS, offset=offset)
+            grid = grid_reads.grid(conn, dag_id, limit=GRID_RUNS, offset=offset)
             details = dag_details(conn, dag_id, utcnow())
     except NotFound as exc:
         return _not_found(request, exc)
-    last_task_runs = sum(1 for row in grid.rows if row.instances and row.instances[-1])
+    last_task_runs = sum(1 for row in grid["rows"] if row["instances"] and row["instances"][-1])
     return _page(request, "dag.html", title=f"{dag_id} · statewright", page="dag", dag=dag,
                  last_task_runs=last_task_runs,
                  details=details,
-                 data={"dag": dag.model_dump(mode="json"), "grid": grid.model_dump(mode="json"),
+                 data={"dag": dag.model_dump(mode="json"), "grid": grid_reads.grid_jsonable(grid),
                        "open": {"run_id": run_id, "task_id": task_id}})
 
 
