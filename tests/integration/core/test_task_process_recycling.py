@@ -1,6 +1,7 @@
 """Task processes are forked when work comes, not all at start, and let go when idle or worn:
-an idle deployment holds ``warm_processes`` of them, and a process that ran
-``max_tries_per_process`` tries is replaced by a fresh fork."""
+an idle deployment holds ``warm_processes`` of them, and a process whose memory grew past
+``max_memory_growth_mib`` (or that ran ``max_tries_per_process`` tries) is replaced by a fresh
+fork."""
 
 from __future__ import annotations
 
@@ -66,5 +67,65 @@ def test_a_worn_process_is_replaced_and_warm_ones_stay(engine: Engine, tmp_path:
         # The process that ran its one try is let go; the next try gets a fresh fork.
         _until(lambda: all(c.process.pid != first for c in pool._children))
         assert len(pool._children) <= 1
+    finally:
+        pool.stop()
+
+
+HOG = '''
+from statewright.sdk import DAG, task
+
+KEPT = []
+
+with DAG("hog", schedule=None):
+    @task
+    def grow():
+        KEPT.append(b"x" * (40 * 2**20))  # written, so resident; kept by the process
+
+    grow()
+'''
+
+
+def _queue_hogs(engine: Engine, tmp_path: Path, n: int) -> list[int]:
+    from statewright.core.clock import utcnow
+    from statewright.core.states import TI
+    from statewright.db import transition as door
+    from statewright.services.dag_processor import DagProcessor
+    from statewright.services.dag_runs import trigger_dag
+
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "hog.py").write_text(HOG)
+    DagProcessor(engine, tmp_path / "dags").run_once()
+    ids = []
+    with transaction(engine) as conn:
+        for i in range(n):
+            run_pk, _ = trigger_dag(conn, "hog", now=utcnow(), actor=Actor.USER,
+                                    run_id=f"hog_{i}")
+            ti = ti_repo.get_by_key(conn, run_pk, "grow")
+            for frm, to in ((TI.NONE, TI.SCHEDULED), (TI.SCHEDULED, TI.QUEUED)):
+                door.set_task_instance_state(conn, ti.id, frm=frm, to=to,
+                                             actor=Actor.SCHEDULER, now=utcnow())
+            ids.append(int(ti.id))
+    return ids
+
+
+def test_a_process_is_retired_when_its_memory_grows_not_after_a_count(
+        engine: Engine, tmp_path: Path) -> None:
+    """Tries that leave memory behind get the process replaced; a process that keeps its size
+    keeps running tries (and keeps its imported DAG file)."""
+    first, second, third = _queue_hogs(engine, tmp_path, 3)
+    pool = TaskProcessPool(engine, processes=1, warm_processes=1, idle_seconds=3600,
+                           max_memory_growth_mib=20, heartbeat_seconds=0.2,
+                           start_actor=Actor.WORKER)
+    pool.start()
+    try:
+        pid = pool._children[0].process.pid
+        assert _run_one(pool, first).outcome == "success"  # its baseline: one 40 MiB block
+        assert pool._children[0].process.pid == pid  # not worn: no count limit by default
+        assert _run_one(pool, second).outcome == "success"  # 40 MiB more than its baseline
+        _until(lambda: all(c.process.pid != pid for c in pool._children))
+        assert _run_one(pool, third).outcome == "success"
+        with transaction(engine) as conn:
+            assert ti_repo.get(conn, second).pid == pid
+            assert ti_repo.get(conn, third).pid != pid
     finally:
         pool.stop()

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, delete, exists, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    select,
+    update,
+)
 
 from statewright.core.versions import VersionKey
 from statewright.db.bulk import chunks
@@ -70,10 +81,15 @@ def versions_of_tries(conn: Connection, ti_ids: Iterable[int]) -> dict[int, int 
     """task instance id → the version its current try runs (for its history row)."""
     out: dict[int, int | None] = {}
     for chunk in chunks(sorted(set(ti_ids)), 500):
-        out.update({pk: v for pk, v in conn.execute(
-            select(task_instance.c.id, task_instance.c.dag_version_id)
-            .where(task_instance.c.id.in_(chunk))).all()})
+        out.update({pk: v for pk, v in conn.execute(_versions_of_tries(), {"ids": chunk})})
     return out
+
+
+@functools.cache
+def _versions_of_tries() -> Any:
+    # Built once: it runs in every batch of finished tries.
+    return (select(task_instance.c.id, task_instance.c.dag_version_id)
+            .where(task_instance.c.id.in_(bindparam("ids", expanding=True))))
 
 
 def list_versions(conn: Connection, dag_id: str) -> list[Any]:

@@ -101,7 +101,8 @@ def _workloads() -> Any:
                    ti.try_number, ti.max_tries, ti.next_method, ti.next_kwargs, ti.state,
                    ti.first_poke_at, ti.poke_count,
                    dag_run.c.logical_date, dag_run.c.data_interval_start,
-                   dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type)
+                   dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type,
+                   dag_run.c.partition_key, dag_run.c.partition_date)
             .join(dag_run, dag_run.c.id == ti.dag_run_id)
             .where(ti.id.in_(bindparam("ids", expanding=True))))
 

@@ -10,7 +10,6 @@ from sqlalchemy import Connection
 
 from statewright.db.repositories import asset_events as event_repo
 from statewright.db.repositories import assets as asset_repo
-from statewright.db.repositories import partitions as partition_repo
 
 ASSET_TRIGGERED = "asset_triggered"
 
@@ -21,7 +20,9 @@ def add_asset_events(conn: Connection, workloads: Sequence[Any],
     triggered = [w.dag_run_id for w in workloads if w.run_type == ASSET_TRIGGERED]
     by_run = event_repo.triggering_events(conn, triggered) if triggered else {}
     views = {row.id: view for row, view in plan}
-    partitions = partition_repo.partitions_of_runs(conn, {w.dag_run_id for w in workloads})
+    # The run's partition came with the task instance's row (``ti_repo.workloads``).
+    partitions = {row.dag_run_id: (row.partition_key, row.partition_date)
+                  for row, _ in plan if row.partition_key is not None}
     for w in workloads:
         view = views.get(w.ti_id)
         task = view.tasks.get(w.task_id) if view is not None else None

@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from statewright.services.worker.caching import CacheLookup
 from statewright.services.worker.callbacks import TryStateQuery
 from statewright.services.worker.callbacks import answer as answer_request
 from statewright.services.worker.lifeline import task_process_main
+from statewright.services.worker.memory import MemoryWatch
 from statewright.services.worker.outcome import (
     CRASHED,
     INTERRUPTED,
@@ -114,6 +115,7 @@ class _Child:
     """When it last became idle, monotonic: an idle process past ``idle_seconds`` is retired."""
     tries: int = 0
     """Tries it was given: past ``max_tries_per_process`` it is retired (recycled)."""
+    memory: MemoryWatch = field(default_factory=MemoryWatch)
 
     @property
     def idle(self) -> bool:
@@ -135,7 +137,8 @@ class TaskProcessPool:
         after_step: Callable[[], None] | None = None,
         warm_processes: int = 1,
         idle_seconds: float = 10.0,
-        max_tries_per_process: int = 200,
+        max_tries_per_process: int | None = None,
+        max_memory_growth_mib: float | None = 256.0,
     ) -> None:
         self.engine = engine
         self.after_step = after_step
@@ -145,9 +148,13 @@ class TaskProcessPool:
         """Task processes kept forked and idle: the others are forked when work comes and
         retired after ``idle_seconds`` without a try."""
         self.idle_seconds = idle_seconds
-        self.max_tries_per_process = max(1, max_tries_per_process)
-        """A process that ran this many tries is retired once idle, and a fresh one forked
-        when needed: what a task leaves behind (imported modules, caches) does not pile up."""
+        self.max_tries_per_process = (None if max_tries_per_process is None
+                                      else max(1, max_tries_per_process))
+        self.max_memory_growth = (None if max_memory_growth_mib is None
+                                  else int(max_memory_growth_mib * 2**20))
+        """Grown this much past its memory after its first try (or past ``max_tries_per_process``
+        tries), a process is retired once idle: what tasks leave behind does not pile up, and a
+        process does not import its (possibly big) DAG file again for nothing."""
         self.logs_folder = logs_folder
         self.clock = clock
         self.heartbeat_seconds = heartbeat_seconds
@@ -340,7 +347,10 @@ class TaskProcessPool:
         """Let idle processes go: those that ran ``max_tries_per_process`` tries, and those idle
         for ``idle_seconds`` beyond the ``warm_processes`` kept."""
         with self._guard:
-            worn = [c for c in self._children if c.idle and c.tries >= self.max_tries_per_process]
+            worn = [c for c in self._children if c.idle and (
+                c.memory.grown_past(self.max_memory_growth) or (
+                    self.max_tries_per_process is not None
+                    and c.tries >= self.max_tries_per_process))]
             keep = [c for c in self._children if c not in worn]
             stale = sorted((c for c in keep if c.idle and now_mono - c.idle_since
                             >= self.idle_seconds), key=lambda c: c.idle_since)
@@ -429,6 +439,8 @@ class TaskProcessPool:
             c.process.join(1.0)
 
     def _release(self, c: _Child) -> None:
+        if self.max_memory_growth is not None:
+            c.memory.after_try(c.process.pid)
         with self._guard:
             c.workload, c.on_done, c.deadline, c.kill_reason = None, None, None, None
             c.idle_since = time.monotonic()
@@ -440,6 +452,7 @@ class TaskProcessPool:
             c.process, c.conn, c.lifeline = fresh.process, fresh.conn, fresh.lifeline
             c.tries = 0
             self._release(c)
+            c.memory = MemoryWatch()  # the fresh process's baseline comes after its first try
 
     def _apply_and_dispatch(self, results: list[tuple[TryResult, OnDone | None]]) -> None:
         idle = [c for c in self._children if c.idle]
