@@ -17,6 +17,7 @@ from statewright.core.timetables import DagRunInfo
 from statewright.core.transitions import Who
 from statewright.db import transition as door
 from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import import_errors
 from statewright.db.repositories import partitions as partition_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.sdk.params import conf_overrides_params
@@ -35,14 +36,21 @@ class RunTooBig(StatewrightError):
     """A run with more task instances than ``max_tis_per_run`` allows."""
 
 
+def run_size_error(dag_id: str, tasks: int, limit: int | None = None) -> str | None:
+    """Why a run of a DAG of ``tasks`` tasks may not be created, or None when it may."""
+    limit = max_tis_per_run() if limit is None else limit
+    if tasks <= limit:
+        return None
+    return (f"DAG {dag_id!r} has {tasks:,} tasks, more than the {limit:,} task instances a "
+            "run may have (STATEWRIGHT_MAX_TIS_PER_RUN). Split the DAG, or raise the limit if "
+            "this machine and database can carry such runs.")
+
+
 def check_run_size(view: DagView, limit: int | None = None) -> None:
     """Refuse a run of a DAG with more tasks than ``limit`` (``STATEWRIGHT_MAX_TIS_PER_RUN``)."""
-    limit = max_tis_per_run() if limit is None else limit
-    if len(view.tasks) > limit:
-        raise RunTooBig(
-            f"DAG {view.dag_id!r} has {len(view.tasks):,} tasks, more than the {limit:,} task "
-            "instances a run may have (STATEWRIGHT_MAX_TIS_PER_RUN). Split the DAG, or raise "
-            "the limit if this machine and database can carry such runs. Nothing was created.")
+    error = run_size_error(view.dag_id, len(view.tasks), limit)
+    if error is not None:
+        raise RunTooBig(f"{error} Nothing was created.")
 
 
 def check_run_conf(view: DagView, conf: Mapping[str, Any] | None) -> None:
@@ -173,6 +181,11 @@ def trigger_dag(
     ``max_tis_per_run`` RunTooBig (nothing is created)."""
     row = dag_repo.get_dag(conn, dag_id)
     if row is None or not row.is_active:
+        refused = import_errors.naming_dag(conn, dag_id)
+        if refused is not None:
+            why = next(p for p in refused.stacktrace.split("\n\n") if f"DAG {dag_id!r} " in p)
+            raise DagNotFound(f"DAG {dag_id!r} is not loaded (see `statewright dags errors`): "
+                              f"{why}")
         raise DagNotFound(
             f"No DAG with id {dag_id!r} is known. Run `statewright dags list` to see the DAGs "
             "found in the DAGs folder, and `statewright dags errors` for files that failed to "

@@ -34,3 +34,10 @@ def filenames_under(conn: Connection, folder_prefix: str) -> list[str]:
         select(import_error.c.filename)
         .where(import_error.c.filename.startswith(folder_prefix, autoescape=True))
     ).scalars())
+
+
+def naming_dag(conn: Connection, dag_id: str) -> Any:
+    """The import error that names DAG ``dag_id`` (one refused while its file loaded), if any."""
+    return conn.execute(
+        select(import_error).where(import_error.c.stacktrace.contains(f"DAG {dag_id!r} "))
+        .order_by(import_error.c.timestamp.desc()).limit(1)).first()

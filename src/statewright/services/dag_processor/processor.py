@@ -81,6 +81,10 @@ class DagProcessor:
         self.interval_seconds = interval_seconds
         self.timeout = timeout
         self.parallelism = max(1, parallelism)
+        self._errors_retried = False
+        """Files with import errors are imported again once per process, changed or not: an
+        error may come from this process's settings (``STATEWRIGHT_MAX_TIS_PER_RUN``), the
+        environment, or a module the file imports, all of which a restart may have fixed."""
 
     def _record_plugin_errors(self) -> None:
         """Plugins load once per process; a plugin file that raised is an import error named
@@ -115,19 +119,22 @@ class DagProcessor:
             known = dag_files.under(conn, self._prefix)
             removed = {p for p in known if p not in found}
             removed |= {p for p in dag_repo.active_by_file(conn, self._prefix) if p not in found}
-            removed |= {p for p in import_errors.filenames_under(conn, self._prefix)
-                        if p not in found}
+            errored = set(import_errors.filenames_under(conn, self._prefix))
+            removed |= {p for p in errored if p not in found}
+        retry = errored if not self._errors_retried else set()
+        self._errors_retried = True
         to_import: list[_FileState] = []
         hashes: dict[str, str | None] = {}
         touched: list[_FileState] = []
         for path, st in found.items():
             row = known.get(path)
-            if (not force and row is not None and row.content_hash is not None
+            again = force or path in retry
+            if (not again and row is not None and row.content_hash is not None
                     and row.mtime == st.mtime and row.size == st.size):
                 continue
             digest = _content_hash(path)
             hashes[path] = digest
-            if not force and row is not None and digest is not None \
+            if not again and row is not None and digest is not None \
                     and row.content_hash == digest:
                 touched.append(st)
                 continue

@@ -36,6 +36,7 @@ from statewright.services.dag_processor.asset_refs import schedule_summary, sync
 from statewright.services.dag_processor.importer import ImportOutcome
 from statewright.services.dag_processor.integrity import reconcile_runs
 from statewright.services.dag_processor.versions import write_versions
+from statewright.services.dag_runs import run_size_error
 from statewright.services.dag_view import DagView
 from statewright.services.scheduler.dag_schedule import (
     ScheduleCache,
@@ -138,6 +139,14 @@ class FileSync:
                 spec = schedule_spec(ser)
             except DagDefinitionError as exc:
                 errors.append(f"DAG {dag_id!r} in {path}: {exc}")
+                if dag_id in mine:
+                    kept.add(dag_id)
+                continue
+            # Too big for a run: refused here, so no run of any kind (scheduled, backfill,
+            # asset-triggered, manual) is ever created of it; a version that fitted stays.
+            too_big = run_size_error(dag_id, len(ser.get("tasks") or ()))
+            if too_big is not None:
+                errors.append(f"{too_big} It is not loaded from {path}.")
                 if dag_id in mine:
                     kept.add(dag_id)
                 continue
