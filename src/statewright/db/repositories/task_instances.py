@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, insert, select, tuple_, update
 
 from statewright.core.states import TI
 from statewright.db.repositories import dag_versions
@@ -134,10 +134,15 @@ def set_rendered_map_indexes(conn: Connection, names: Mapping[int, str]) -> None
             [{"b_id": k, "b_name": v} for k, v in names.items()])
 
 
+def still_running(conn: Connection, pairs: Sequence[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Which of the tries ``(id, try_number)`` their task instances still run."""
+    return {(r.id, r.try_number) for r in conn.execute(
+        select(ti.id, ti.try_number).where(tuple_(ti.id, ti.try_number).in_(list(pairs)),
+                                           ti.state == TI.RUNNING.value))}
+
+
 def heartbeat(conn: Connection, pairs: Sequence[tuple[int, int]], now: datetime) -> int:
     """Touch last_heartbeat_at of running tries (id, try_number)."""
-    from sqlalchemy import tuple_
-
     if not pairs:
         return 0
     res = conn.execute(

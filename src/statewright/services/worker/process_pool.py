@@ -31,12 +31,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, select, tuple_
+from sqlalchemy import Engine
 
 from statewright.core.clock import Clock, utcnow
 from statewright.core.states import TI
@@ -44,7 +43,6 @@ from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import task_instances as ti_repo
-from statewright.db.tables import task_instance
 from statewright.services.controls.stopped import settle_stopped_tries
 from statewright.services.dag_view import DagViewCache
 from statewright.services.secrets.relay import SecretRequest
@@ -60,67 +58,24 @@ from statewright.services.worker.outcome import (
     TryResult,
     apply_results,
 )
+from statewright.services.worker.pool_parts import (
+    LOST,
+    NOT_STARTED,
+    START_FAILED,
+    STOPPED,
+    UNAPPLIED,
+    Child,
+    Done,
+    OnDone,
+    Request,
+    close_pipes,
+    notify,
+)
 from statewright.services.worker.task_runner import HOSTNAME
 from statewright.services.worker.task_state import StateRequest
-from statewright.services.worker.workload import Workload, start_tries
+from statewright.services.worker.workload import start_tries
 
 log = logging.getLogger("statewright.worker.pool")
-
-# How a submission ended (``Done.outcome``), besides the state its try reached.
-NOT_STARTED = "not_started"
-"""The task instance was not queued (at the expected try): a lost race or a duplicate."""
-START_FAILED = "start_failed"
-"""Starting the try raised (the database was unreachable, …): nothing was started."""
-STOPPED = "stopped"
-"""The try was killed because its task instance no longer ran it in the database."""
-LOST = "lost"
-"""The try reported, but its task instance had left running meanwhile."""
-UNAPPLIED = "unapplied"
-"""The try ended but its outcome could not be written; the zombie reaper will end it."""
-
-
-@dataclass(frozen=True)
-class Done:
-    ti_id: int
-    outcome: str
-    """The state the try reached (``success``, ``up_for_retry``, …) or one of the constants."""
-    try_number: int | None = None
-    """The try that ran (None when none started)."""
-
-
-OnDone = Callable[[Done], None]
-
-
-@dataclass
-class _Request:
-    ti_id: int
-    fence: int | None
-    on_done: OnDone | None
-
-
-@dataclass
-class _Child:
-    process: Any
-    conn: Connection
-    lifeline: Connection
-    """Held open while the process should live; see ``lifeline``."""
-    workload: Workload | None = None
-    on_done: OnDone | None = None
-    started_at: float = 0.0
-    confirmed: float = 0.0
-    """When the database last confirmed the try (its start or a heartbeat), monotonic."""
-    deadline: float | None = None
-    kill_reason: str | None = None
-    idle_since: float = 0.0
-    """When it last became idle, monotonic: an idle process past ``idle_seconds`` is retired."""
-    tries: int = 0
-    """Tries it was given: past ``max_tries_per_process`` it is retired (recycled)."""
-    memory: MemoryWatch = field(default_factory=MemoryWatch)
-
-    @property
-    def idle(self) -> bool:
-        return self.workload is None
-
 
 class TaskProcessPool:
     def __init__(
@@ -162,13 +117,13 @@ class TaskProcessPool:
         self.start_actor = start_actor
         self.lease_seconds = lease_seconds
         self.context = mp.get_context("forkserver")
-        self._pending: deque[_Request] = deque()
+        self._pending: deque[Request] = deque()
         self._lock = threading.Lock()
         # Held while a child changes hands (released, replaced, given a try) and while the lease
         # watchdog looks at the children: it never kills a process that just got a new try.
         self._guard = threading.RLock()
         self._wake_r, self._wake_w = self.context.Pipe(duplex=False)
-        self._children: list[_Child] = []
+        self._children: list[Child] = []
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._last_heartbeat = 0.0
@@ -189,7 +144,7 @@ class TaskProcessPool:
         instance to the try number it had when it was queued: it starts only at that try."""
         fences = fences or {}
         with self._lock:
-            self._pending.extend(_Request(pk, fences.get(pk), on_done) for pk in ti_ids)
+            self._pending.extend(Request(pk, fences.get(pk), on_done) for pk in ti_ids)
         self._poke()
 
     def start(self) -> None:
@@ -230,7 +185,7 @@ class TaskProcessPool:
             if c.process.is_alive():
                 c.process.kill()
                 c.process.join(1.0)
-            _close(c.conn, c.lifeline)
+            close_pipes(c.conn, c.lifeline)
         self._children.clear()
 
     def interrupt(self, grace: float) -> None:
@@ -249,7 +204,7 @@ class TaskProcessPool:
         timer.daemon = True
         timer.start()
 
-    def _kill_interrupted(self, asked: list[tuple[_Child, Any]]) -> None:
+    def _kill_interrupted(self, asked: list[tuple[Child, Any]]) -> None:
         with self._guard:
             for c, w in asked:
                 if c.workload is w and c.kill_reason is None:  # still on the try we asked
@@ -273,14 +228,14 @@ class TaskProcessPool:
         except (OSError, BrokenPipeError):
             pass
 
-    def _spawn(self) -> _Child:
+    def _spawn(self) -> Child:
         parent, child = self.context.Pipe()
         life_r, life_w = self.context.Pipe(duplex=False)
         p = self.context.Process(target=task_process_main, args=(child, life_r), daemon=True,
                                  name="statewright-task")
         p.start()
-        _close(child, life_r)
-        return _Child(process=p, conn=parent, lifeline=life_w, idle_since=time.monotonic())
+        close_pipes(child, life_r)
+        return Child(process=p, conn=parent, lifeline=life_w, idle_since=time.monotonic())
 
     def check_now(self) -> None:
         """Check at once that the running tries still run in the database (a control moved one
@@ -368,9 +323,9 @@ class TaskProcessPool:
             if c.process.is_alive():
                 c.process.kill()
                 c.process.join(1.0)
-            _close(c.conn, c.lifeline)
+            close_pipes(c.conn, c.lifeline)
 
-    def _next_timeout(self, busy: list[_Child]) -> float:
+    def _next_timeout(self, busy: list[Child]) -> float:
         t = self.heartbeat_seconds
         now = time.monotonic()
         for c in busy:
@@ -378,7 +333,7 @@ class TaskProcessPool:
                 t = min(t, max(0.0, c.deadline - now))
         return t
 
-    def _collect(self, c: _Child, now_mono: float) -> TryResult | None:
+    def _collect(self, c: Child, now_mono: float) -> TryResult | None:
         w = c.workload
         assert w is not None
         if c.conn.poll():
@@ -410,7 +365,7 @@ class TaskProcessPool:
             self._replace(c)
             if reason == "superseded":
                 self._stopped.append((w.ti_id, w.try_number))
-                _notify(on_done, Done(w.ti_id, STOPPED, w.try_number))
+                notify(on_done, Done(w.ti_id, STOPPED, w.try_number))
                 return None
             self.crashed_tries += kind == CRASHED
             error = (f"execution_timeout of {w.execution_timeout}s exceeded; the try was killed"
@@ -428,7 +383,7 @@ class TaskProcessPool:
                              pid=c.process.pid, log_path=w.log_path)
         return None
 
-    def _kill(self, c: _Child, grace: float = 3.0) -> None:
+    def _kill(self, c: Child, grace: float = 3.0) -> None:
         try:
             os.kill(c.process.pid, signal.SIGTERM)
         except ProcessLookupError:
@@ -438,16 +393,16 @@ class TaskProcessPool:
             c.process.kill()
             c.process.join(1.0)
 
-    def _release(self, c: _Child) -> None:
+    def _release(self, c: Child) -> None:
         if self.max_memory_growth is not None:
             c.memory.after_try(c.process.pid)
         with self._guard:
             c.workload, c.on_done, c.deadline, c.kill_reason = None, None, None, None
             c.idle_since = time.monotonic()
 
-    def _replace(self, c: _Child) -> None:
+    def _replace(self, c: Child) -> None:
         with self._guard:
-            _close(c.conn, c.lifeline)
+            close_pipes(c.conn, c.lifeline)
             fresh = self._spawn()
             c.process, c.conn, c.lifeline = fresh.process, fresh.conn, fresh.lifeline
             c.tries = 0
@@ -479,20 +434,20 @@ class TaskProcessPool:
                     fences=fences) if ids else []
         except Exception:
             for r, on_done in results:
-                _notify(on_done, Done(r.ti_id, UNAPPLIED, r.try_number))
+                notify(on_done, Done(r.ti_id, UNAPPLIED, r.try_number))
             for req in requests:
-                _notify(req.on_done, Done(req.ti_id, START_FAILED))
+                notify(req.on_done, Done(req.ti_id, START_FAILED))
             raise
         for r, on_done in results:
             state = reached.get(r.ti_id)
-            _notify(on_done, Done(r.ti_id, state.value if state is not None else LOST,
+            notify(on_done, Done(r.ti_id, state.value if state is not None else LOST,
                                   r.try_number))
         by_id = {w.ti_id: w for w in workloads}
         now_mono = time.monotonic()
         for i, req in enumerate(requests):
             w = by_id.get(req.ti_id)
             if w is None:
-                _notify(req.on_done, Done(req.ti_id, NOT_STARTED))
+                notify(req.on_done, Done(req.ti_id, NOT_STARTED))
                 continue
             c = idle[i]
             with self._guard:
@@ -508,12 +463,12 @@ class TaskProcessPool:
             except (OSError, BrokenPipeError):
                 c.kill_reason = "send failed"
 
-    def _take(self, n: int) -> list[_Request]:
+    def _take(self, n: int) -> list[Request]:
         """Up to ``n`` pending requests, one per task instance: a second request for a task
         instance in the batch (a duplicated message) waits for the next batch, where it meets
         the state the first one left."""
-        taken: list[_Request] = []
-        later: list[_Request] = []
+        taken: list[Request] = []
+        later: list[Request] = []
         seen: set[int] = set()
         with self._lock:
             while self._pending and len(taken) < n:
@@ -532,16 +487,7 @@ class TaskProcessPool:
         confirmed_at = time.monotonic()
         with transaction(self.engine) as conn:
             ti_repo.heartbeat(conn, running, now)
-            c_ = task_instance.c
-            still = {
-                (r.id, r.try_number)
-                for r in conn.execute(
-                    select(c_.id, c_.try_number).where(
-                        tuple_(c_.id, c_.try_number).in_(running),
-                        c_.state == TI.RUNNING.value,
-                    )
-                ).all()
-            }
+            still = ti_repo.still_running(conn, running)
         for c in self._children:
             w = c.workload
             if w is not None and (w.ti_id, w.try_number) in still:
@@ -577,7 +523,7 @@ class TaskProcessPool:
                             pass
                         self._poke()
 
-    def _answer(self, c: _Child, request: Any) -> None:
+    def _answer(self, c: Child, request: Any) -> None:
         try:
             reply = answer_request(self.engine, request, now=self.clock())
         except Exception as exc:
@@ -600,23 +546,6 @@ def leaves_running_elsewhere(events: Sequence[door.TransitionEvent], ti_ids: Any
     marked, cleared or cancelled it; the scheduler reaped it)."""
     return any(e.entity == door.ENTITY_TI and e.frm == TI.RUNNING.value and e.to != e.frm
                and e.actor not in _OWN_ACTORS and e.entity_id in ti_ids for e in events)
-
-
-def _close(*conns: Connection) -> None:
-    for conn in conns:
-        try:
-            conn.close()
-        except OSError:
-            pass
-
-
-def _notify(on_done: OnDone | None, done: Done) -> None:
-    if on_done is None:
-        return
-    try:
-        on_done(done)
-    except Exception:  # a caller's callback never breaks the supervisor
-        log.exception("on_done callback failed for task instance %s", done.ti_id)
 
 
 _OWN_ACTORS = frozenset({Actor.WORKER.value, Actor.EXECUTOR.value})

@@ -32,7 +32,8 @@ from statewright.services.worker.outcome import INTERRUPTED, TryResult, apply_re
 from statewright.services.worker.task_runner import HOSTNAME
 
 if TYPE_CHECKING:
-    from statewright.services.worker.process_pool import TaskProcessPool, _Child
+    from statewright.services.worker.pool_parts import Child
+    from statewright.services.worker.process_pool import TaskProcessPool
 
 HANDED_BACK = "the worker stopped before starting it; scheduled again"
 
@@ -40,7 +41,7 @@ HANDED_BACK = "the worker stopped before starting it; scheduled again"
 def hand_back(pool: TaskProcessPool, grace: float) -> None:
     """Ask the pool's running tries to stop within ``grace`` seconds, then record how each
     ended and give the tries not started back to the scheduler, in one transaction."""
-    from statewright.services.worker.process_pool import Done, _notify
+    from statewright.services.worker.pool_parts import Done, notify
 
     busy = [c for c in pool._children if c.workload is not None]
     for c in busy:
@@ -62,13 +63,13 @@ def hand_back(pool: TaskProcessPool, grace: float) -> None:
                                          message=HANDED_BACK)
     for r, on_done in results:
         state = reached.get(r.ti_id)
-        _notify(on_done, Done(r.ti_id, state.value if state is not None else "lost",
+        notify(on_done, Done(r.ti_id, state.value if state is not None else "lost",
                               r.try_number))
     for p in pending:
-        _notify(p.on_done, Done(p.ti_id, "not_started"))
+        notify(p.on_done, Done(p.ti_id, "not_started"))
 
 
-def _collect(pool: TaskProcessPool, busy: list[_Child], grace: float) -> list[tuple[Any, Any]]:
+def _collect(pool: TaskProcessPool, busy: list[Child], grace: float) -> list[tuple[Any, Any]]:
     """Wait up to ``grace`` for each busy task process to report; kill the ones that do not."""
     deadline = time.monotonic() + grace
     results: list[tuple[Any, Any]] = []
@@ -94,7 +95,7 @@ def _collect(pool: TaskProcessPool, busy: list[_Child], grace: float) -> list[tu
     return results
 
 
-def _report(pool: TaskProcessPool, c: _Child) -> TryResult | None:
+def _report(pool: TaskProcessPool, c: Child) -> TryResult | None:
     """What ``c`` reported, a result for a process that ended without a report, or None."""
     if c.conn.poll():
         try:
@@ -111,7 +112,7 @@ def _report(pool: TaskProcessPool, c: _Child) -> TryResult | None:
     return None
 
 
-def _interrupted(c: _Child, why: str) -> TryResult:
+def _interrupted(c: Child, why: str) -> TryResult:
     w = c.workload
     assert w is not None
     return TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id, run_id=w.run_id,
