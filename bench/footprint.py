@@ -12,7 +12,7 @@ PSS (proportional set size: shared pages counted once across the tree) of the wh
 Each figure lists the processes by role (from their command line) with their PSS, so a reader sees
 where the memory goes.
 
-Usage: python bench/footprint.py [--runs 5] [--idle-seconds 5]
+Usage: python bench/footprint.py [--runs 5] [--idle-seconds 15]
 """
 
 from __future__ import annotations
@@ -62,12 +62,13 @@ def tree_pss(root: psutil.Process) -> dict[str, Any]:
     by_process: list[dict[str, Any]] = []
     for p in procs:
         try:
-            pss = p.memory_full_info().pss
+            memory = p.memory_full_info()
         except psutil.Error:
             continue
-        total += pss
+        total += memory.pss
         by_process.append({"pid": p.pid, "ppid": p.ppid(), "role": _role(p, root.pid),
-                           "pss_mib": round(pss / MIB, 1)})
+                           "pss_mib": round(memory.pss / MIB, 1),
+                           "uss_mib": round(memory.uss / MIB, 1)})
     return {"pss_mib": round(total / MIB, 1), "processes": len(by_process),
             "by_process": by_process}
 
@@ -129,7 +130,9 @@ def _trigger(home: Path, port: int, runs: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5, help="runs of each example DAG under load")
-    parser.add_argument("--idle-seconds", type=float, default=5.0)
+    parser.add_argument("--idle-seconds", type=float, default=15.0,
+                        help="quiet time before each idle sample (task processes idle for 10 s"
+                             " are let go)")
     parser.add_argument("--timeout", type=float, default=180.0)
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="sw-bench-footprint-"))

@@ -197,3 +197,40 @@ def test_a_killed_supervisor_is_replaced_and_runs_go_on(running: dict[str, Any])
     run = _wait_for_run(engine, "outcomes", run_id)
     with engine.connect() as conn:
         assert ti_repo.get_by_key(conn, run.id, "uses").state == "success"
+
+
+def _task_pids(engine: Engine, run_id: str) -> list[int]:
+    run = _wait_for_run(engine, "outcomes", run_id)
+    with engine.connect() as conn:
+        return [ti_repo.get_by_key(conn, run.id, t).pid for t in ("ok", "uses")]
+
+
+def test_task_processes_come_from_the_supervisors_fork_server(running: dict[str, Any]) -> None:
+    """One fork server per tree: the supervisor (forked by the fork server) forks its task
+    processes from that same server instead of starting a second interpreter; if that server is
+    killed on its own, the supervisor starts one of its own and runs go on."""
+    import psutil
+
+    engine, executor = running["engine"], running["executor"]
+    server = psutil.Process(executor.supervisor_pid).ppid()
+    assert psutil.Process(server).ppid() == os.getpid()  # the fork server this process started
+    assert not [c for c in psutil.Process(executor.supervisor_pid).children()
+                if "forkserver" in " ".join(c.cmdline())]
+    with transaction(engine) as conn:
+        _, run_id = trigger_dag(conn, "outcomes", now=utcnow(), actor=Actor.USER)
+    pids = _task_pids(engine, run_id)
+    assert {psutil.Process(p).ppid() for p in pids if psutil.pid_exists(p)} <= {server}
+
+    os.kill(server, signal.SIGKILL)
+    # The processes it forked lose their exit-status pipe: a try given to one ends Crashed
+    # (as when a supervisor's own fork server was killed); they are replaced by forks of a
+    # fork server the supervisor starts, and the next run succeeds.
+    for _ in range(2):
+        with transaction(engine) as conn:
+            _, run_id = trigger_dag(conn, "outcomes", now=utcnow(), actor=Actor.USER)
+        run = _wait_for_run(engine, "outcomes", run_id)
+    with engine.connect() as conn:
+        uses = ti_repo.get_by_key(conn, run.id, "uses")
+    assert uses.state == "success"
+    own = psutil.Process(uses.pid).ppid() if psutil.pid_exists(uses.pid) else None
+    assert own in (None, *[c.pid for c in psutil.Process(executor.supervisor_pid).children()])

@@ -129,3 +129,27 @@ def test_a_process_is_retired_when_its_memory_grows_not_after_a_count(
             assert ti_repo.get(conn, third).pid != pid
     finally:
         pool.stop()
+
+
+def test_a_warm_process_that_ran_tries_is_exchanged_for_a_fresh_fork_when_idle(
+        engine: Engine, tmp_path: Path) -> None:
+    """The warm process kept for the next try holds what its tries imported; once idle past
+    ``idle_seconds`` it is exchanged for a fresh fork (which holds only the preloaded modules),
+    and a fresh one is kept as it is."""
+    ti_id = _queue_one(engine, tmp_path, "fenced", "once")
+    pool = TaskProcessPool(engine, processes=2, warm_processes=1, idle_seconds=0.3,
+                           heartbeat_seconds=0.1, start_actor=Actor.WORKER)
+    pool.start()
+    try:
+        fresh = pool._children[0].process.pid
+        time.sleep(0.5)  # idle past idle_seconds without a try: kept as it is
+        pool._poke()
+        time.sleep(0.2)
+        assert [c.process.pid for c in pool._children] == [fresh]
+        assert _run_one(pool, ti_id).outcome == "success"
+        _until(lambda: len(pool._children) == 1 and pool._children[0].process.pid != fresh)
+        assert pool._children[0].tries == 0
+        assert not psutil.pid_exists(fresh) or psutil.Process(fresh).status() == \
+            psutil.STATUS_ZOMBIE
+    finally:
+        pool.stop()

@@ -36,15 +36,12 @@ from statewright.crypto import FernetKeyError
 from statewright.db import transition as door
 from statewright.services.dag_view import DagViewCache
 from statewright.services.executors.local_supervisor import SupervisorConfig, supervisor_main
-from statewright.services.worker import deferral
+from statewright.services.worker import deferral, fork_server
 from statewright.services.worker.dag_callbacks import DagCallbackRunner
 from statewright.services.worker.process_pool import leaves_running_elsewhere
 from statewright.services.worker.task_runner import HOSTNAME
 
 log = logging.getLogger("statewright.executor.local")
-
-_PRELOAD = ["statewright.services.worker.task_runner", "statewright.services.worker.lifeline",
-            "statewright.services.executors.local_supervisor"]
 
 
 class LocalExecutor:
@@ -97,7 +94,7 @@ class LocalExecutor:
         self._send(("submit", ids))
 
     def start(self) -> None:
-        self.context.set_forkserver_preload(_PRELOAD)
+        self.context.set_forkserver_preload(fork_server.PRELOAD)
         self._spawn()
         # Not a daemon (it has task processes of its own): stop it before the interpreter
         # waits for its children at exit.
@@ -158,7 +155,7 @@ class LocalExecutor:
         process = self.context.Process(target=supervisor_main, args=(child, life_r,
                                                                      self._config()),
                                        name="statewright-local-executor")
-        process.start()
+        fork_server.start(process)
         child.close()
         life_r.close()
         if not parent.poll(self.start_timeout):

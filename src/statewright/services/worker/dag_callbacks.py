@@ -37,6 +37,7 @@ from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import deadlines as deadline_repo
 from statewright.db.tables import dag_run
 from statewright.services.loop_failures import LoopFailures
+from statewright.services.worker import fork_server
 
 log = logging.getLogger("statewright.callbacks")
 ON_SUCCESS = "on_success_callback"
@@ -272,7 +273,7 @@ class DagCallbackRunner:
         parent, child = self.ctx.Pipe()
         process = self.ctx.Process(target=_child, args=(child, request), daemon=True,
                                    name="statewright-dag-callback")
-        process.start()
+        fork_server.start(process)
         child.close()
         try:
             if parent.poll(self.timeout.total_seconds()):

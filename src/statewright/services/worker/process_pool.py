@@ -46,6 +46,7 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_stopped_tries
 from statewright.services.dag_view import DagViewCache
 from statewright.services.secrets.relay import SecretRequest
+from statewright.services.worker import fork_server
 from statewright.services.worker.caching import CacheLookup
 from statewright.services.worker.callbacks import TryStateQuery
 from statewright.services.worker.callbacks import answer as answer_request
@@ -148,8 +149,8 @@ class TaskProcessPool:
         self._poke()
 
     def start(self) -> None:
-        self.context.set_forkserver_preload(["statewright.services.worker.task_runner",
-                                             "statewright.services.worker.lifeline"])
+        if not fork_server.share_inherited_fork_server():
+            self.context.set_forkserver_preload(fork_server.PRELOAD)
         self._children = [self._spawn() for _ in range(self.warm_processes)]
         self._thread = threading.Thread(target=self._loop, name="task-process-pool",
                                         daemon=True)
@@ -233,7 +234,7 @@ class TaskProcessPool:
         life_r, life_w = self.context.Pipe(duplex=False)
         p = self.context.Process(target=task_process_main, args=(child, life_r), daemon=True,
                                  name="statewright-task")
-        p.start()
+        fork_server.start(p)
         close_pipes(child, life_r)
         return Child(process=p, conn=parent, lifeline=life_w, idle_since=time.monotonic())
 
@@ -299,8 +300,9 @@ class TaskProcessPool:
                 self._children = [*self._children, *fresh]
 
     def _retire(self, now_mono: float) -> None:
-        """Let idle processes go: those that ran ``max_tries_per_process`` tries, and those idle
-        for ``idle_seconds`` beyond the ``warm_processes`` kept."""
+        """Let idle processes go: those that ran ``max_tries_per_process`` tries or grew too
+        much, and those idle for ``idle_seconds`` beyond the ``warm_processes`` kept; a kept one
+        that ran tries and stayed idle that long is exchanged for a fresh fork."""
         with self._guard:
             worn = [c for c in self._children if c.idle and (
                 c.memory.grown_past(self.max_memory_growth) or (
@@ -309,21 +311,28 @@ class TaskProcessPool:
             keep = [c for c in self._children if c not in worn]
             stale = sorted((c for c in keep if c.idle and now_mono - c.idle_since
                             >= self.idle_seconds), key=lambda c: c.idle_since)
-            stale = stale[:max(0, len(keep) - self.warm_processes)]
+            stale, used = (stale[:max(0, len(keep) - self.warm_processes)],
+                           stale[max(0, len(keep) - self.warm_processes):])
             gone = worn + stale
-            if not gone:
-                return
             self._children = [c for c in keep if c not in stale]
         for c in gone:
-            try:
-                c.conn.send(None)  # child_main returns: the process exits
-            except (OSError, BrokenPipeError):
-                pass
+            self._dismiss(c)
+        for c in used:
+            if c.tries:  # a warm process holds what its tries imported: a fresh fork holds less
+                self._dismiss(c)
+                self._replace(c)
+
+    @staticmethod
+    def _dismiss(c: Child) -> None:
+        try:
+            c.conn.send(None)  # child_main returns: the process exits
+        except (OSError, BrokenPipeError):
+            pass
+        c.process.join(1.0)
+        if c.process.is_alive():
+            c.process.kill()
             c.process.join(1.0)
-            if c.process.is_alive():
-                c.process.kill()
-                c.process.join(1.0)
-            close_pipes(c.conn, c.lifeline)
+        close_pipes(c.conn, c.lifeline)
 
     def _next_timeout(self, busy: list[Child]) -> float:
         t = self.heartbeat_seconds
