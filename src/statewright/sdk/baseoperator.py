@@ -68,6 +68,9 @@ def _apply_defaults(init: Callable[..., None]) -> Callable[..., None]:
     names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     takes_var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+    accepted = frozenset(names)
+    required = frozenset(p.name for p in params if p.default is p.empty
+                         and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
     @functools.wraps(init)
     def apply_defaults(self: BaseOperator, *args: Any, **kwargs: Any) -> None:
@@ -95,7 +98,11 @@ def _apply_defaults(init: Callable[..., None]) -> Callable[..., None]:
                 if name in defaults:
                     kwargs[name] = defaults[name]
             try:
-                sig.bind(self, *args, **kwargs)
+                # Keyword arguments that all fit need no binding (the common case, and
+                # binding costs more than the rest of an operator's construction).
+                if args or not (required <= kwargs.keys() and (
+                        takes_var_kw or kwargs.keys() <= accepted)):
+                    sig.bind(self, *args, **kwargs)
             except TypeError as exc:
                 task_id = kwargs.get("task_id", args[0] if args else "?")
                 raise DagDefinitionError(

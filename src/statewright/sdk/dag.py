@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import heapq
 import inspect
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -370,15 +371,15 @@ class DAG:
         order: list[BaseOperator] = []
         indegree = {tid: len(t.upstream_task_ids) for tid, t in self.task_dict.items()}
         position = {tid: i for i, tid in enumerate(self.task_dict)}
-        ready = [tid for tid, n in indegree.items() if n == 0]
+        ready = [position[tid] for tid, n in indegree.items() if n == 0]  # a heap of positions
+        ids = list(self.task_dict)
         while ready:
-            ready.sort(key=position.__getitem__)
-            tid = ready.pop(0)
+            tid = ids[heapq.heappop(ready)]
             order.append(self.task_dict[tid])
             for down in self.task_dict[tid].downstream_task_ids:
                 indegree[down] -= 1
                 if indegree[down] == 0:
-                    ready.append(down)
+                    heapq.heappush(ready, position[down])
         return order
 
     # -- outputs --------------------------------------------------------------------------------

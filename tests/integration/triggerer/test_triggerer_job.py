@@ -274,3 +274,16 @@ def test_events_of_a_trigger_taken_over_are_ignored(engine: Engine, cipher: Mult
                                 now=utcnow())
         res = apply_events(conn, [Fired(tid, "x")], [], now=utcnow(), triggerer_id=jid)
     assert res.stale == [tid] and ti_row(engine, pk).state == "deferred"
+
+
+def test_a_big_claim_is_logged_in_one_line(
+        engine: Engine, triggerer: TriggererJob, caplog: pytest.LogCaptureFixture) -> None:
+    """A pass claiming more than 20 triggers logs one line (count, classes, id range), not one
+    per trigger; at DEBUG each trigger still gets its line."""
+    pks = list(make_run(engine, n_tasks=25).values())
+    defer(engine, pks, lambda: TimeDeltaTrigger(timedelta(hours=1)))
+    with caplog.at_level(logging.INFO, "statewright.triggerer"):
+        _run_until(triggerer, lambda: len(triggerer.runner) == 25)
+    claimed = [r.message for r in caplog.records if r.message.startswith("Claimed")]
+    assert len(claimed) == 1, claimed
+    assert claimed[0].startswith("Claimed 25 triggers (25 ") and " ids " in claimed[0]

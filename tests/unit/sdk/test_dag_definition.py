@@ -293,3 +293,37 @@ def test_dag_test_finds_its_runner_by_entry_point(monkeypatch):
 
     monkeypatch.setattr(dag_module, "_test_runner", None)
     assert dag_module.dag_test_runner() is run_dag_test
+
+
+def test_topological_sort_breaks_ties_by_definition_order():
+    with DAG("ties") as dag:
+        late, early, mid, last = (EmptyOperator(task_id=t) for t in ("z", "a", "m", "end"))
+        root = EmptyOperator(task_id="root")
+        root >> [mid, early, late]
+        [late, early] >> last
+    order = [t.task_id for t in dag.topological_sort()]
+    assert order == ["root", "z", "a", "m", "end"]
+
+
+def test_operator_arguments_are_checked_with_or_without_the_keyword_fast_path():
+    from statewright.sdk import BaseOperator
+
+    class Needs(BaseOperator):
+        def __init__(self, *, path: str, mode: str = "r", **kwargs):
+            super().__init__(**kwargs)
+            self.path, self.mode = path, mode
+
+        def execute(self, context):
+            return self.path
+
+    with DAG("args"):
+        ok = Needs(task_id="ok", path="/x")
+        assert (ok.path, ok.mode) == ("/x", "r")
+        with pytest.raises(DagDefinitionError, match=r"Needs\(task_id='m'\).*'path'"):
+            Needs(task_id="m")
+        with pytest.raises(DagDefinitionError, match=r"unknown argument.*'colour'"):
+            Needs(task_id="u", path="/x", colour="red")
+        with pytest.raises(DagDefinitionError, match=r"unknown argument.*'nope'"):
+            EmptyOperator(task_id="e", nope=1)
+        with pytest.raises(DagDefinitionError, match="positional"):
+            EmptyOperator("e2", "extra")

@@ -354,8 +354,7 @@ class TriggererJob:
         for dead, n in sorted(taken_over.items()):
             log.warning("Detected %d orphaned triggers from dead triggerer %s", n, dead)
         loaded = self.load(rows)
-        for trigger_id, _, classpath in loaded.ok:
-            log.info("Claimed trigger %s with classpath %s", trigger_id, classpath)
+        _log_claimed(loaded.ok)
         self.runner.add(loaded.ok)
         if loaded.failures:
             with transaction(self.engine) as conn:
@@ -368,6 +367,21 @@ class TriggererJob:
 
     def load(self, rows: Sequence[Any]) -> _Loaded:
         return load_triggers(rows, self.cipher, self.state_reader)
+
+
+_CLAIM_LINES = 20
+"""Up to this many triggers claimed in one pass get a line each; a bigger claim one line."""
+
+
+def _log_claimed(claimed: Sequence[tuple[int, Any, str]]) -> None:
+    if len(claimed) <= _CLAIM_LINES or log.isEnabledFor(logging.DEBUG):
+        for trigger_id, _, classpath in claimed:
+            log.info("Claimed trigger %s with classpath %s", trigger_id, classpath)
+        return
+    kinds = Counter(classpath.rsplit(".", 1)[-1] for _, _, classpath in claimed)
+    ids = sorted(trigger_id for trigger_id, _, _ in claimed)
+    log.info("Claimed %d triggers (%s), ids %s to %s", len(claimed),
+             ", ".join(f"{n} {kind}" for kind, n in kinds.most_common()), ids[0], ids[-1])
 
 
 def load_triggers(rows: Sequence[Any], cipher: MultiFernet, state_reader: Any) -> _Loaded:
