@@ -2,11 +2,13 @@
 
 Builds, directly in a fresh SQLite database, a DAG of ``--tasks`` tasks (a fan-out) with
 ``--runs`` finished runs (every task instance success, as the door writes them), then times
-``GET /api/v1/dags/{dag_id}/grid?limit=<runs>`` (the call of the UI's grid view) through
-FastAPI's TestClient, signed in with an API token: ``--repeat`` calls after one warm-up call;
-min and median in milliseconds, and the number of SQL statements one call runs.
+``GET /api/v1/dags/{dag_id}/grid?limit=<runs>`` through FastAPI's TestClient, signed in with an
+API token: ``--repeat`` calls after one warm-up call; min and median in milliseconds, the
+response's bytes, and the number of SQL statements one call runs. ``--format compact`` adds
+``&format=compact`` (the call of the UI's grid view); the default format is the one API users
+get without it.
 
-Usage: python bench/grid.py [--tasks 1000] [--runs 25] [--repeat 10]
+Usage: python bench/grid.py [--tasks 1000] [--runs 25] [--repeat 10] [--format default|compact]
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--format", choices=("default", "compact"), default="default")
     args = parser.parse_args()
     from fastapi.testclient import TestClient
     from sqlalchemy import event
@@ -104,6 +107,8 @@ def main() -> None:
             statements[0] += 1
 
         url = f"/api/v1/dags/grid/grid?limit={args.runs}"
+        if args.format != "default":
+            url += f"&format={args.format}"
         with TestClient(create_app(engine=engine, settings=settings), headers=headers) as client:
             warm = client.get(url)
             assert warm.status_code == 200, warm.text
@@ -118,7 +123,7 @@ def main() -> None:
             client.get(url).raise_for_status()
             event.remove(engine, "before_cursor_execute", count)
         print(json.dumps({
-            "bench": "grid", "tasks": args.tasks, "runs": args.runs,
+            "bench": "grid", "format": args.format, "tasks": args.tasks, "runs": args.runs,
             "cells": args.tasks * args.runs, "build_seconds": round(build_seconds, 2),
             "response_bytes": len(warm.content), "statements_per_call": statements[0],
             "grid_ms_min": round(min(times), 1),

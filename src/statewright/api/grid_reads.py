@@ -1,12 +1,21 @@
 """The grid: a DAG's runs (columns) by its tasks (rows), every cell a task instance.
 
-A grid of 1,000 tasks by 25 runs has 25,000 cells: they are built as plain dicts and serialized
+A grid of 1,000 tasks by 25 runs has 25,000 cells: they are built as plain data and serialized
 once (``grid_json``), never as 25,000 models; ``schemas.Grid`` documents the same shape.
+
+``compact=True`` (``?format=compact``, what the web UI reads; ``schemas.CompactGrid``) encodes
+each cell as an array in ``COMPACT_CELL_FIELDS`` order, its trailing nulls left out: the state as
+an index into the body's ``states`` (``[state, state_name]`` pairs), the dates as epoch
+milliseconds (UTC), computed by the database. No dict and no datetime is built per cell, and
+the cells are tuples of plain values (which Python's garbage collector stops tracking): the grid
+of 25,000 cells is a fifth of the default one's bytes, built in about a third of its time.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic_core import to_json, to_jsonable_python
@@ -21,37 +30,33 @@ from statewright.db.repositories import browse
 
 Cell = dict[str, Any]
 Row = dict[str, Any]
+Packed = tuple[Any, ...]
+
+COMPACT_CELL_FIELDS = ("state", "try_number", "max_tries", "start_date", "end_date", "duration",
+                       "state_message", "map_count", "state_counts")
+"""The positions of a compact cell's values (``state``: an index into the body's ``states``)."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
-def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> dict[str, Any]:
-    """The page of the grid (``schemas.Grid``'s shape): a fixed number of statements,
-    whatever its size."""
+def grid(conn: Connection, dag_id: str, *, limit: int, offset: int,
+         compact: bool = False) -> dict[str, Any]:
+    """The page of the grid (``schemas.Grid``'s shape, ``schemas.CompactGrid``'s when
+    ``compact``): a fixed number of statements, whatever its size."""
     row = dag_row(conn, dag_id)
     runs, total = browse.runs_page(conn, dag_id, limit=limit + 1, offset=offset)
     before = runs[limit] if len(runs) > limit else None  # the run before the page's oldest
     runs = list(reversed(runs[:limit]))  # columns: oldest to newest
     column = {r.id: i for i, r in enumerate(runs)}
     serialized = row.serialized or {}
-    is_flow = serialized.get("kind") == "flow"  # its task runs unfold as it runs
     rows: dict[str, Row] = {t["task_id"]: _row(t, len(runs)) for t in serialized.get("tasks", [])}
-    mapped: dict[tuple[str, int], list[Any]] = {}
-    cells_versions: dict[str, int] = {}  # task → the newest version any of its cells ran
-    for c in browse.grid_cells(conn, list(column)):
-        if c.dag_version_id is not None:
-            cells_versions[c.task_id] = max(cells_versions.get(c.task_id, 0), c.dag_version_id)
-        grid_row = rows.get(c.task_id)
-        if grid_row is None:
-            grid_row = rows[c.task_id] = _row({"task_id": c.task_id}, len(runs), in_dag=is_flow)
-        if grid_row["is_mapped"] or c.map_index >= 0:
-            grid_row["is_mapped"] = True
-            mapped.setdefault((c.task_id, column[c.dag_run_id]), []).append(c)
-            continue
-        grid_row["instances"][column[c.dag_run_id]] = _cell(c)
-    for (task_id, i), cells in mapped.items():
-        rows[task_id]["instances"][i] = _mapped_cell(cells)
+    encoder = _PackedCells() if compact else _DictCells()
+    read = browse.grid_cells_compact if compact else browse.grid_cells
+    cells_versions = _fill(rows, read(conn, list(column)), column, encoder,
+                           is_flow=serialized.get("kind") == "flow")
     numbers = grid_versions(conn, runs, rows, cells_versions)
     changed = version_changes(runs, before)
-    return {
+    return encoder.finish({
         "dag_id": dag_id, "total_entries": total, "offset": offset, "limit": limit,
         "dag_runs": [s.GridRun(**_run_brief(r).model_dump(), run_type=r.run_type,
                                duration=_run_duration(r),
@@ -59,8 +64,34 @@ def grid(conn: Connection, dag_id: str, *, limit: int, offset: int) -> dict[str,
                                version_changed=changed[i]).model_dump()
                      for i, r in enumerate(runs)],
         "rows": list(rows.values()),
-        "task_groups": _groups(_task_groups(serialized), list(rows.values()), len(runs)),
-    }
+        "task_groups": _groups(_task_groups(serialized), list(rows.values()), len(runs),
+                               encoder.state_of),
+    })
+
+
+def _fill(rows: dict[str, Row], cells: Iterable[Any], column: dict[int, int],
+          encoder: _DictCells, *, is_flow: bool) -> dict[str, int]:
+    """Put each cell in its row (a task no longer in the DAG gets a row; a flow's task runs are
+    in it); returns task → the newest version any of its cells ran."""
+    n_runs = len(column)
+    mapped: dict[tuple[str, int], list[Any]] = {}
+    cells_versions: dict[str, int] = {}
+    encode = encoder.cell
+    for c in cells:
+        run_id, task_id, map_index, *_, version = c  # grid_cells' columns (unpacked: faster)
+        if version is not None and cells_versions.get(task_id, 0) < version:
+            cells_versions[task_id] = version
+        grid_row = rows.get(task_id)
+        if grid_row is None:
+            grid_row = rows[task_id] = _row({"task_id": task_id}, n_runs, in_dag=is_flow)
+        if map_index >= 0 or grid_row["is_mapped"]:
+            grid_row["is_mapped"] = True
+            mapped.setdefault((task_id, column[run_id]), []).append(c)
+            continue
+        grid_row["instances"][column[run_id]] = encode(c)
+    for (task_id, i), group in mapped.items():
+        rows[task_id]["instances"][i] = encoder.mapped(group)
+    return cells_versions
 
 
 def grid_json(grid_body: dict[str, Any]) -> bytes:
@@ -69,8 +100,20 @@ def grid_json(grid_body: dict[str, Any]) -> bytes:
 
 
 def grid_jsonable(grid_body: dict[str, Any]) -> Any:
-    """The grid with its dates as text (for a page that embeds it)."""
-    return to_jsonable_python(grid_body)
+    """The grid, compact (as the web UI reads it), with JSON's types (for a page that embeds
+    it): a default body is encoded here; a compact one is kept."""
+    return to_jsonable_python(compact_grid(grid_body))
+
+
+def compact_grid(grid_body: dict[str, Any]) -> dict[str, Any]:
+    """A grid body (``grid``'s) in the compact encoding (``grid(..., compact=True)``'s)."""
+    if "cell_fields" in grid_body:
+        return grid_body
+    encoder = _PackedCells()
+    rows = [{**r, "instances": [None if c is None else encoder.pack(
+        c, _epoch_ms(c["start_date"]), _epoch_ms(c["end_date"])) for c in r["instances"]]}
+        for r in grid_body["rows"]]
+    return encoder.finish({**grid_body, "rows": rows})
 
 
 def _row(t: dict[str, Any], n_runs: int, *, in_dag: bool = True) -> Row:
@@ -90,10 +133,9 @@ def _cell(c: Any) -> Cell:
             "state_counts": None}
 
 
-def _mapped_cell(cells: list[Any]) -> Cell:
-    """A mapped task's instances in one run, summarized (an unexpanded one shows as itself)."""
-    if len(cells) == 1 and cells[0].map_index < 0:
-        return _cell(cells[0])
+def _mapped_summary(cells: list[Any], seconds: Callable[[Any], float]) -> Cell:
+    """A mapped task's instances in one run, summarized (``seconds``: a difference of two of
+    their dates in seconds)."""
     counts = Counter(c.state for c in cells)
     state = summary_state([c.state for c in cells])
     first = next(c for c in cells if c.state == state)
@@ -108,11 +150,88 @@ def _mapped_cell(cells: list[Any]) -> Cell:
         "max_tries": max(c.max_tries for c in cells),
         "start_date": min(starts) if starts else None,
         "end_date": max(ends) if ends and len(ends) == len(cells) else None,
-        "duration": (max(ends) - min(starts)).total_seconds() if ended else None,
+        "duration": seconds(max(ends) - min(starts)) if ended else None,
         "map_count": len(cells), "state_counts": dict(counts)}
 
 
-def _groups(groups: list[s.TaskGroupInfo], rows: list[Row], n_runs: int) -> list[dict[str, Any]]:
+def _epoch_ms(moment: datetime | None) -> int | None:
+    """Milliseconds since 1970-01-01 UTC, rounded (as the database's in ``grid_cells_compact``)."""
+    if moment is None:
+        return None
+    return ((moment - _EPOCH) // _MICROSECOND + 500) // 1000
+
+
+class _DictCells:
+    """Cells as dicts (the default encoding)."""
+
+    def cell(self, c: Any) -> Any:
+        return _cell(c)
+
+    def mapped(self, cells: list[Any]) -> Any:
+        """A mapped task's instances in one run (an unexpanded one shows as itself)."""
+        if len(cells) == 1 and cells[0].map_index < 0:
+            return self.cell(cells[0])
+        return self.summary(cells)
+
+    def summary(self, cells: list[Any]) -> Any:
+        return _mapped_summary(cells, timedelta.total_seconds)
+
+    def state_of(self, cell: Any) -> str:
+        return str(cell["state"])
+
+    def finish(self, body: dict[str, Any]) -> dict[str, Any]:
+        return body
+
+
+class _PackedCells(_DictCells):
+    """Cells as arrays (``COMPACT_CELL_FIELDS``), read from ``browse.grid_cells_compact``."""
+
+    def __init__(self) -> None:
+        self.states: dict[tuple[str, str], int] = {}  # (state, state name) → its index
+        self.names: list[str] = []  # index → state
+
+    def state(self, state: str, name: str) -> int:
+        index = self.states.get((state, name))
+        if index is None:
+            index = self.states[(state, name)] = len(self.names)
+            self.names.append(state)
+        return index
+
+    def cell(self, c: Any) -> Packed:
+        _, _, _, state, name, message, tries, max_tries, start, end, duration, _ = c
+        index = self.state(state, name)
+        if message is None and duration is not None:  # most cells: no trailing null to cut
+            return (index, tries, max_tries, start, end, duration)
+        return _trimmed([index, tries, max_tries, start, end, duration, message])
+
+    def summary(self, cells: list[Any]) -> Packed:
+        summary = _mapped_summary(cells, lambda ms: ms / 1000)  # its dates: epoch ms already
+        return self.pack(summary, summary["start_date"], summary["end_date"])
+
+    def pack(self, cell: Cell, start: int | None, end: int | None) -> Packed:
+        """A cell dict, with its dates in epoch milliseconds."""
+        return _trimmed([self.state(cell["state"], cell["state_name"]), cell["try_number"],
+                         cell["max_tries"], start, end, cell["duration"], cell["state_message"],
+                         cell["map_count"], cell["state_counts"]])
+
+    def state_of(self, cell: Any) -> str:
+        return self.names[int(cell[0])]
+
+    def finish(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, "cell_fields": list(COMPACT_CELL_FIELDS),
+                "states": [list(pair) for pair in self.states]}
+
+
+def _trimmed(values: list[Any]) -> Packed:
+    """The values without their trailing nulls, as a tuple (of plain values, which the garbage
+    collector stops tracking: the cells of a big grid do not make it scan the whole heap)."""
+    while values[-1] is None:
+        values.pop()
+    return tuple(values)
+
+
+def _groups(groups: list[s.TaskGroupInfo], rows: list[Row], n_runs: int,
+            state_of: Callable[[Any], str]) -> list[dict[str, Any]]:
     """Each group with its state per run, over the tasks in it and in its nested groups."""
     parent = {g.group_id: g.parent for g in groups}
     members: dict[str, list[Row]] = {g.group_id: [] for g in groups}
@@ -125,7 +244,7 @@ def _groups(groups: list[s.TaskGroupInfo], rows: list[Row], n_runs: int) -> list
     for g in groups:
         cells: list[dict[str, Any] | None] = []
         for i in range(n_runs):
-            summary = summarize_group(c["state"] for r in members[g.group_id]
+            summary = summarize_group(state_of(c) for r in members[g.group_id]
                                       if (c := r["instances"][i]) is not None)
             cells.append(None if summary is None else
                          {"state": summary.state.value, "counts": summary.counts})

@@ -401,6 +401,26 @@ class Grid(BaseModel):
         default_factory=list, description="Task groups, enclosing groups first.")
 
 
+class CompactGridRow(GridRow):
+    instances: list[list[Any] | None] = Field(  # type: ignore[assignment]
+        description="One per run, in dag_runs order: the task instance as an array of the values "
+        "named by the grid's ``cell_fields``, in that order, its trailing nulls left out "
+        "(``[0, 1, 1, 1735689600000, 1735689601500, 1.5]``), or null.")
+
+
+class CompactGrid(Grid):
+    """The grid with ``format=compact``: each cell an array instead of an object."""
+
+    rows: list[CompactGridRow]  # type: ignore[assignment]
+    cell_fields: list[str] = Field(
+        description="The names of a compact cell's positions: ``state`` (an index into "
+        "``states``), ``try_number``, ``max_tries``, ``start_date`` and ``end_date`` (epoch "
+        "milliseconds, UTC), ``duration`` (seconds), ``state_message``, and for a mapped task "
+        "``map_count`` and ``state_counts`` (as in ``GridCell``).")
+    states: list[list[str]] = Field(
+        description="The ``[state, state_name]`` pairs the cells' ``state`` indexes point to.")
+
+
 class ComponentHealth(BaseModel):
     status: Literal["healthy", "unhealthy", "unknown"]
     latest_heartbeat: datetime | None = None

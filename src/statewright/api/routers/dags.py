@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
@@ -59,17 +59,26 @@ def patch_dag(request: Request, dag_id: str, body: s.DagPatch) -> s.DagDetail:
         return reads.get_dag(conn, dag_id)
 
 
-@router.get("/dags/{dag_id}/grid", response_model=s.Grid)
+@router.get("/dags/{dag_id}/grid", response_model=s.Grid | s.CompactGrid)
 def get_grid(
     request: Request,
     dag_id: str,
     limit: Annotated[int, Query(ge=1, le=200, description="Runs per page.")] = 25,
     offset: Offset = 0,
+    cell_format: Annotated[Literal["default", "compact"], Query(
+        alias="format", description="``default``: each cell an object (``Grid``). ``compact`` "
+        "(what the web UI reads; for a big grid a fifth of the bytes, in about a third of the "
+        "time): each cell an array in the order of the top-level ``cell_fields``, trailing "
+        "nulls left out, its state an index into the top-level ``states`` (``[state, "
+        "state_name]`` pairs), its dates epoch milliseconds, UTC (``CompactGrid``).")
+    ] = "default",
 ) -> s.Grid:
     """Runs (columns, oldest to newest) by tasks (rows, in DAG order): state, name and try of
-    every task instance. One aggregated query reads every cell of the page."""
+    every task instance. One aggregated query reads every cell of the page. ``format=compact``
+    encodes the cells as arrays (see the parameter); the other keys are the same."""
     with reading(request) as conn:
-        grid = grid_reads.grid(conn, dag_id, limit=limit, offset=offset)
+        grid = grid_reads.grid(conn, dag_id, limit=limit, offset=offset,
+                               compact=cell_format == "compact")
     # Built as plain data and serialized once: FastAPI would validate the 25,000 cells of a
     # big grid again.
     return Response(grid_reads.grid_json(grid),  # type: ignore[return-value]

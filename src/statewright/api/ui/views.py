@@ -67,7 +67,7 @@ def dag_page(
     try:
         with reading(request) as conn:
             dag = reads.get_dag(conn, dag_id)
-            grid = grid_reads.grid(conn, dag_id, limit=GRID_RUNS, offset=offset)
+            grid = grid_reads.grid(conn, dag_id, limit=GRID_RUNS, offset=offset, compact=True)
             details = dag_details(conn, dag_id, utcnow())
     except NotFound as exc:
         return _not_found(request, exc)

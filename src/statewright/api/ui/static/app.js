@@ -607,7 +607,8 @@ function renderGrid(grid, dagId, selected, onSelect) {
 function initDag() {
   const data = pageData();
   const dag = data.dag;
-  let grid = data.grid;
+  const cells = window.statewrightGridCells;  // grid_cells.js: the compact grid's cells
+  let grid = cells.decode(data.grid);
   let offset = grid.offset;
   let selected = data.open.run_id && data.open.task_id ? { ...data.open } : null;
   let poller = null;
@@ -645,9 +646,10 @@ function initDag() {
   const live = () => grid.dag_runs.some((r) => UNFINISHED_RUN.has(r.state));
   let drawn = null;
   const refresh = async () => {
-    grid = await api(`/dags/${enc(dag.dag_id)}/grid?limit=${grid.limit}&offset=${offset}`);
-    const snapshot = JSON.stringify(grid);
-    if (snapshot !== drawn) { drawn = snapshot; draw(); }
+    const compact = await api(
+      `/dags/${enc(dag.dag_id)}/grid?limit=${grid.limit}&offset=${offset}&${cells.QUERY}`);
+    const snapshot = JSON.stringify(compact);
+    if (snapshot !== drawn) { drawn = snapshot; grid = cells.decode(compact); draw(); }
     return live() ? LIVE_MS : IDLE_MS;
   };
   $("#grid-older").onclick = () => { offset += grid.limit; setUrl(); refreshNow(); };
