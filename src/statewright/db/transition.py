@@ -33,6 +33,7 @@ from sqlalchemy import (
     func,
     insert,
     literal,
+    literal_column,
     select,
     tuple_,
     update,
@@ -659,7 +660,7 @@ def _ti_update(conn: Connection, to: TaskInstanceState, fence: str, increment_tr
         sets: dict[str, Any] = {k: bindparam(f"v_{k}", type_=c[k].type) for k in plain}
         sets.update(_ti_exprs(conn, exprs, increment_try))
         sets.update(inline)
-        stmt = update(task_instance).where(c.state == bindparam("w_from"))
+        stmt = update(task_instance).where(_state_filter(conn) == bindparam("w_from"))
         if fence == "pairs":
             stmt = stmt.where(tuple_(c.id, c.try_number).in_(
                 bindparam("w_pairs", expanding=True)))
@@ -679,6 +680,16 @@ def _ti_update(conn: Connection, to: TaskInstanceState, fence: str, increment_tr
         params["e_now"] = (now.replace(tzinfo=None).isoformat(sep=" ")
                            if conn.dialect.name == "sqlite" else now)
     return stmt, params
+
+
+def _state_filter(conn: Connection) -> ColumnElement[Any]:
+    """The state column in the compare-and-set's ``WHERE``. On SQLite it is written ``+state``:
+    otherwise its planner reads the rows through an index on ``state`` (every task instance in
+    that state, 100,000 in a big run) and filters them by id, instead of looking up the few ids
+    by their primary key: the cost of each change would grow with the run."""
+    if conn.dialect.name == "sqlite":
+        return literal_column(f"+{task_instance.name}.state", type_=String())
+    return task_instance.c.state
 
 
 def _seconds_between(conn: Connection, start: ColumnElement[Any]) -> Any:

@@ -85,7 +85,8 @@ with DAG("hog", schedule=None):
 '''
 
 
-def _queue_hogs(engine: Engine, tmp_path: Path, n: int) -> list[int]:
+def _queue_hogs(engine: Engine, tmp_path: Path, n: int, source: str = HOG,
+                dag_id: str = "hog") -> list[int]:
     from statewright.core.clock import utcnow
     from statewright.core.states import TI
     from statewright.db import transition as door
@@ -93,13 +94,13 @@ def _queue_hogs(engine: Engine, tmp_path: Path, n: int) -> list[int]:
     from statewright.services.dag_runs import trigger_dag
 
     (tmp_path / "dags").mkdir()
-    (tmp_path / "dags" / "hog.py").write_text(HOG)
+    (tmp_path / "dags" / f"{dag_id}.py").write_text(source)
     DagProcessor(engine, tmp_path / "dags").run_once()
     ids = []
     with transaction(engine) as conn:
         for i in range(n):
-            run_pk, _ = trigger_dag(conn, "hog", now=utcnow(), actor=Actor.USER,
-                                    run_id=f"hog_{i}")
+            run_pk, _ = trigger_dag(conn, dag_id, now=utcnow(), actor=Actor.USER,
+                                    run_id=f"{dag_id}_{i}")
             ti = ti_repo.get_by_key(conn, run_pk, "grow")
             for frm, to in ((TI.NONE, TI.SCHEDULED), (TI.SCHEDULED, TI.QUEUED)):
                 door.set_task_instance_state(conn, ti.id, frm=frm, to=to,
@@ -151,5 +152,43 @@ def test_a_warm_process_that_ran_tries_is_exchanged_for_a_fresh_fork_when_idle(
         assert pool._children[0].tries == 0
         assert not psutil.pid_exists(fresh) or psutil.Process(fresh).status() == \
             psutil.STATUS_ZOMBIE
+    finally:
+        pool.stop()
+
+
+SLOW_IMPORT = '''
+import time
+from statewright.sdk import DAG, task
+
+time.sleep(0.4)  # a big DAG file: seconds to import
+
+with DAG("slow_import", schedule=None):
+    @task
+    def grow():
+        return 1
+
+    grow()
+'''
+
+
+def test_a_process_that_paid_for_a_slow_import_is_kept_idle_longer(
+        engine: Engine, tmp_path: Path) -> None:
+    """``idle_seconds`` lets an idle process go, unless importing its DAG files took long: it
+    is kept until at most a thirtieth of its idle time would go to importing them again."""
+    (ti_id,) = _queue_hogs(engine, tmp_path, 1, SLOW_IMPORT, "slow_import")
+    pool = TaskProcessPool(engine, processes=2, warm_processes=0, idle_seconds=0.0,
+                           heartbeat_seconds=0.1, start_actor=Actor.WORKER)
+    pool.start()
+    try:
+        assert _run_one(pool, ti_id).outcome == "success"
+        (child,) = pool._children
+        assert child.imported >= 0.4
+        assert pool._idle_limit(child) >= 12.0
+        time.sleep(1.0)
+        pool._poke()
+        time.sleep(0.2)
+        assert pool._children == [child]  # idle past idle_seconds, kept
+        child.imported = 0.0  # as if its import had been quick
+        _until(lambda: pool._children == [])
     finally:
         pool.stop()

@@ -108,3 +108,35 @@ def test_a_value_that_is_an_expression_of_the_row_is_built_for_the_call(engine: 
     with engine.connect() as conn:
         assert (ti_repo.get(conn, a).pid, ti_repo.get(conn, b).pid) == (11, 22)
         assert ti_repo.get(conn, c).state == TI.SCHEDULED.value
+
+
+def test_the_compare_and_set_looks_up_its_ids_not_every_row_in_the_state(engine: Engine) -> None:
+    """On SQLite, ``state = ? AND id IN (…)`` made the planner read every task instance in that
+    state through a state index (100,000 in a big run) and filter them by id: each change cost
+    as much as the run was big. The door's statements read their rows by primary key."""
+    if engine.dialect.name != "sqlite":
+        return
+    from sqlalchemy import event
+
+    seen: list[tuple[str, object]] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if statement.startswith("UPDATE task_instance"):
+            seen.append((statement, parameters))
+
+    ids = _setup(engine)
+    event.listen(engine, "before_cursor_execute", capture)
+    try:
+        _move(engine, [ids["a"], ids["b"]], TI.NONE, TI.SCHEDULED, T0)
+        _move(engine, [ids["a"]], TI.SCHEDULED, TI.QUEUED, T0, try_number=0)
+        with transaction(engine) as conn:
+            door.set_task_instance_state(conn, [], fenced=[(ids["b"], 0)], frm=TI.SCHEDULED,
+                                         to=TI.QUEUED, actor=Actor.SCHEDULER, now=T0)
+    finally:
+        event.remove(engine, "before_cursor_execute", capture)
+    assert len(seen) == 3
+    with engine.connect() as conn:
+        for statement, parameters in seen:
+            plan = " ".join(str(r[3]) for r in conn.exec_driver_sql(
+                f"EXPLAIN QUERY PLAN {statement}", parameters))  # type: ignore[arg-type]
+            assert "state=" not in plan, plan

@@ -58,6 +58,9 @@ class TryResult:
     start_date: datetime | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     map_index: int = -1
+    import_seconds: float = 0.0
+    """Time the task process spent importing DAG files for this try (0 when it had them): the
+    pool keeps a process that paid for a big import idle for longer."""
 
 
 _NEEDS_NO_DAG = frozenset({SUCCESS, CACHED, SKIPPED, FAIL_NO_RETRY})

@@ -61,6 +61,8 @@ class Child:
     kill_reason: str | None = None
     idle_since: float = 0.0
     """When it last became idle, monotonic: an idle process past ``idle_seconds`` is retired."""
+    imported: float = 0.0
+    """Seconds it spent importing DAG files: what letting it go would cost again."""
     tries: int = 0
     """Tries it was given: past ``max_tries_per_process`` it is retired (recycled)."""
     memory: MemoryWatch = field(default_factory=MemoryWatch)

@@ -78,6 +78,9 @@ from statewright.services.worker.workload import start_tries
 
 log = logging.getLogger("statewright.worker.pool")
 
+_IMPORT_KEEP = 30.0
+_IMPORT_KEEP_MAX = 600.0
+
 class TaskProcessPool:
     def __init__(
         self,
@@ -310,7 +313,7 @@ class TaskProcessPool:
                     and c.tries >= self.max_tries_per_process))]
             keep = [c for c in self._children if c not in worn]
             stale = sorted((c for c in keep if c.idle and now_mono - c.idle_since
-                            >= self.idle_seconds), key=lambda c: c.idle_since)
+                            >= self._idle_limit(c)), key=lambda c: c.idle_since)
             stale, used = (stale[:max(0, len(keep) - self.warm_processes)],
                            stale[max(0, len(keep) - self.warm_processes):])
             gone = worn + stale
@@ -321,6 +324,12 @@ class TaskProcessPool:
             if c.tries:  # a warm process holds what its tries imported: a fresh fork holds less
                 self._dismiss(c)
                 self._replace(c)
+
+    def _idle_limit(self, c: Child) -> float:
+        """How long ``c`` may stay idle: ``idle_seconds``, or longer for a process that spent
+        long importing DAG files (a file of 100,000 tasks takes seconds): at most 1/30 of the
+        time kept goes to importing again, up to ``_IMPORT_KEEP_MAX`` seconds."""
+        return max(self.idle_seconds, min(_IMPORT_KEEP * c.imported, _IMPORT_KEEP_MAX))
 
     @staticmethod
     def _dismiss(c: Child) -> None:
@@ -354,6 +363,7 @@ class TaskProcessPool:
                 self._answer(c, result)
                 return None
             if result is not None:
+                c.imported += getattr(result, "import_seconds", 0.0)
                 killed = c.kill_reason is not None
                 self._release(c)
                 if killed:  # it reported, but was killed meanwhile: never reuse the process

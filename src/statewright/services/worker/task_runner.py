@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -32,13 +33,17 @@ from statewright.services.worker.workload import Workload
 HOSTNAME = socket.gethostname()
 
 _dag_files: dict[str, tuple[float, Any]] = {}
+_imported = [0.0]
+"""Seconds this process spent importing DAG files (``child_main`` reports each try's share)."""
 
 
 def _load_dag(fileloc: str, dag_id: str) -> Any:
     mtime = os.stat(fileloc).st_mtime
     cached = _dag_files.get(fileloc)
     if cached is None or cached[0] != mtime:
+        started = time.perf_counter()
         result = load_dag_file(fileloc)
+        _imported[0] += time.perf_counter() - started
         if result.error:
             raise RuntimeError(f"DAG file {fileloc} failed to import:\n{result.error}")
         _dag_files[fileloc] = (mtime, result)
@@ -219,6 +224,7 @@ def child_main(conn: Any) -> None:
         if w is None:
             return
         interrupted = False
+        imported = _imported[0]
         try:
             result = run_workload(w, ask=_asker(conn))
         except BaseException as exc:  # report anything, then carry on or exit
@@ -229,6 +235,7 @@ def child_main(conn: Any) -> None:
                                error=f"{type(exc).__name__}: {exc}",
                                traceback=traceback.format_exc(), hostname=HOSTNAME,
                                pid=os.getpid(), log_path=w.log_path)
+        result.import_seconds = _imported[0] - imported
         conn.send(result)
         if interrupted:
             return
