@@ -541,12 +541,11 @@ def set_task_instance_state(
 
     fence_mode = "pairs" if pairs is not None else ("try" if try_number is not None else "ids")
     stmt, params = _ti_update(conn, to, fence_mode, increment_try, name, message, extra, now)
+    params["w_ids"] = id_list
     if pairs is not None:
         params["w_pairs"] = pairs
-    else:
-        params["w_ids"] = id_list
-        if try_number is not None:
-            params["w_try"] = try_number
+    elif try_number is not None:
+        params["w_try"] = try_number
 
     events: list[TransitionEvent] = []
     for f in froms:
@@ -661,9 +660,10 @@ def _ti_update(conn: Connection, to: TaskInstanceState, fence: str, increment_tr
         sets.update(_ti_exprs(conn, exprs, increment_try))
         sets.update(inline)
         stmt = update(task_instance).where(_state_filter(conn) == bindparam("w_from"))
-        if fence == "pairs":
-            stmt = stmt.where(tuple_(c.id, c.try_number).in_(
-                bindparam("w_pairs", expanding=True)))
+        if fence == "pairs":  # the ids too: SQLite finds rows by a list of ids, not of pairs
+            stmt = stmt.where(c.id.in_(bindparam("w_ids", expanding=True)),
+                              tuple_(c.id, c.try_number).in_(
+                                  bindparam("w_pairs", expanding=True)))
         else:
             stmt = stmt.where(c.id.in_(bindparam("w_ids", expanding=True)))
             if fence == "try":

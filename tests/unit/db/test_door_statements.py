@@ -139,4 +139,5 @@ def test_the_compare_and_set_looks_up_its_ids_not_every_row_in_the_state(engine:
         for statement, parameters in seen:
             plan = " ".join(str(r[3]) for r in conn.exec_driver_sql(
                 f"EXPLAIN QUERY PLAN {statement}", parameters))  # type: ignore[arg-type]
-            assert "state=" not in plan, plan
+            assert "state=" not in plan and "SCAN task_instance" not in plan, plan
+            assert "PRIMARY KEY" in plan, plan
