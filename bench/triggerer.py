@@ -2,7 +2,9 @@
 
 1. One triggerer holding N concurrent TimeDeltaTriggers, N = 1,000 / 10,000 / 50,000 (each in a
    fresh process, on SQLite): resident memory per trigger, time to claim them all, and events
-   applied to the database per second when they all come due at the same moment.
+   applied to the database per second when they all come due at the same moment. The set-up (a
+   DAG of N tasks, one run, N deferrals through the door) runs in a child process, each phase
+   timed (wall and CPU seconds), so that the triggerer's memory is measured in a fresh process.
 2. 200 deferrable tasks that wait 1 s, run by the local executor, the scheduler and the
    triggerer (as `standalone` runs them: the scheduler and the triggerer are threads of this
    process, the local executor's supervisor a process of its own; SQLite): the defer → resume
@@ -41,43 +43,55 @@ def _rss_bytes() -> int:
 # -- 1. many triggers in one triggerer ----------------------------------------------------------
 
 
-def hold_triggers(n: int, *, fire: bool = True) -> dict[str, Any]:
-    from sqlalchemy import func, select
+class _Phases:
+    """Wall and CPU seconds of each set-up phase (the machine is shared: CPU time tells a
+    slow phase from a busy machine)."""
+
+    def __init__(self) -> None:
+        self.out: dict[str, dict[str, float]] = {}
+        self._wall = time.perf_counter()
+        self._cpu = time.process_time()
+
+    def done(self, name: str) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        self.out[name] = {"wall": round(wall - self._wall, 3), "cpu": round(cpu - self._cpu, 3)}
+        self._wall, self._cpu = wall, cpu
+
+
+def _set_up(n: int, db: str, key: str, due: datetime, phases: _Phases) -> None:
+    """A DAG of ``n`` tasks, one run, each task instance moved through the door to running and
+    then deferred on a ``DateTimeTrigger`` (``deferral.apply_waiting``, as a worker does)."""
+    from sqlalchemy import select
 
     from statewright.core.clock import utcnow
     from statewright.core.states import TI
     from statewright.core.transitions import Actor
-    from statewright.crypto import generate_key, load_fernet
+    from statewright.crypto import load_fernet
     from statewright.db import transition as door
     from statewright.db.engine import make_engine, transaction
     from statewright.db.migrate import migrate
     from statewright.db.repositories import dags as dag_repo
     from statewright.db.tables import task_instance
-    from statewright.sdk.exceptions import TaskDeferred
-    from statewright.sdk.runtime import _deferred
-    from statewright.sdk.triggers import DateTimeTrigger
     from statewright.services.dag_runs import create_run
     from statewright.services.dag_view import DagView
-    from statewright.services.triggerer import TriggererConfig, TriggererJob
     from statewright.services.worker import deferral
-    from statewright.services.worker.outcome import TryResult
 
-    logging.basicConfig(level=logging.WARNING)
-    tmp = tempfile.mkdtemp(prefix="sw-bench-trig-")
-    engine = make_engine(f"sqlite:///{tmp}/bench.db")
+    engine = make_engine(f"sqlite:///{db}")
     migrate(engine)
-    cipher = load_fernet(generate_key())
-    deferral.install_cipher(cipher)
+    deferral.install_cipher(load_fernet(key))
     serialized = {"dag_id": "hold", "fileloc": None,
                   "tasks": [{"task_id": f"t{i}", "upstream": [], "downstream": []}
                             for i in range(n)]}
     now = utcnow()
+    phases.done("migrate")
     with transaction(engine) as conn:
         dag_repo.upsert_dag(conn, serialized, now=now)
+        phases.done("upsert_dag")
         run_pk = create_run(conn, DagView(serialized, dag_repo.dag_hash(serialized)), now=now,
                             actor=Actor.USER)
         door.set_dag_run_state(conn, run_pk, frm="queued", to="running",
                                actor=Actor.SCHEDULER, now=now)
+        phases.done("create_run")
         c = task_instance.c
         rows = conn.execute(select(c.id, c.dag_id, c.run_id, c.task_id, c.dag_run_id)
                             .where(c.dag_run_id == run_pk)).all()
@@ -87,39 +101,88 @@ def hold_triggers(n: int, *, fire: bool = True) -> dict[str, Any]:
                                          now=now)
         door.set_task_instance_state(conn, ids, frm=TI.QUEUED, to=TI.RUNNING,
                                      actor=Actor.EXECUTOR, now=now, increment_try=True)
-    # All triggers come due at one moment, after the claims are done.
-    due = datetime.now(UTC) + timedelta(seconds=8 + n / 2500)
-    for start in range(0, n, 5000):
-        batch = rows[start:start + 5000]
+    phases.done("to_running")
+    _defer_all(engine, rows, due)
+    phases.done("defer")
+    engine.dispose()
+
+
+def _set_up_elsewhere(n: int, db: str, key: str, due: datetime) -> dict[str, Any]:
+    """``_set_up`` in a process of its own: the triggerer's resident memory is then measured
+    in a process whose heap holds no memory freed by the set-up (it would be reused and hide
+    what the triggers take)."""
+    res = subprocess.run([sys.executable, __file__, "--set-up", str(n), "--db", db,
+                          "--due", due.isoformat()], check=True, capture_output=True, text=True,
+                         env={**os.environ, "STATEWRIGHT_BENCH_KEY": key})
+    out: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    return out
+
+
+def _defer_all(engine: Any, rows: Any, due: datetime) -> None:
+    from statewright.core.clock import utcnow
+    from statewright.db.engine import transaction
+    from statewright.sdk.exceptions import TaskDeferred
+    from statewright.sdk.runtime import _deferred
+    from statewright.sdk.triggers import DateTimeTrigger
+    from statewright.services.worker import deferral
+    from statewright.services.worker.outcome import TryResult
+
+    for start in range(0, len(rows), 5000):
         results = [TryResult(ti_id=r.id, try_number=1, dag_id=r.dag_id, run_id=r.run_id,
                              task_id=r.task_id, dag_run_id=r.dag_run_id, kind="deferred",
                              extra=_deferred(TaskDeferred(trigger=DateTimeTrigger(due),
                                                           method_name="execute")).extra)
-                   for r in batch]
+                   for r in rows[start:start + 5000]]
         with transaction(engine) as conn:
             deferral.apply_waiting(conn, results, now=utcnow())
-    job = TriggererJob(engine, cipher=cipher, config=TriggererConfig(
-        capacity=n + 10, poll_seconds=0.05, cleanup_every_seconds=3600,
-        heartbeat_seconds=5.0))
-    job.start()
+
+
+def _claim_all(job: Any, n: int) -> tuple[float, float, float]:
+    """Claim until ``n`` are held: wall and CPU seconds, resident bytes per trigger."""
     import gc
 
     gc.collect()
     rss_before = _rss_bytes()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     while len(job.runner) < n:
         job.run_once()
     claim_seconds = time.perf_counter() - started
+    claim_cpu = time.process_time() - cpu_started
     time.sleep(0.5)  # every trigger reached its first await
     gc.collect()
-    rss_per_trigger = (_rss_bytes() - rss_before) / n
+    return claim_seconds, claim_cpu, (_rss_bytes() - rss_before) / n
+
+
+def hold_triggers(n: int, *, fire: bool = True) -> dict[str, Any]:
+    from sqlalchemy import func, select
+
+    from statewright.core.states import TI
+    from statewright.crypto import generate_key, load_fernet
+    from statewright.db.engine import make_engine
+    from statewright.db.tables import task_instance
+    from statewright.services.triggerer import TriggererConfig, TriggererJob
+
+    logging.basicConfig(level=logging.WARNING)
+    tmp = tempfile.mkdtemp(prefix="sw-bench-trig-")
+    key = generate_key()
+    # All triggers come due at one moment, after the claims are done.
+    due = datetime.now(UTC) + timedelta(seconds=10 + n / 1000)
+    set_up = _set_up_elsewhere(n, f"{tmp}/bench.db", key, due)
+    engine = make_engine(f"sqlite:///{tmp}/bench.db")
+    cipher = load_fernet(key)
+    job = TriggererJob(engine, cipher=cipher, config=TriggererConfig(
+        capacity=n + 10, poll_seconds=0.05, cleanup_every_seconds=3600,
+        heartbeat_seconds=5.0))
+    job.start()
+    claim_seconds, claim_cpu, rss_per_trigger = _claim_all(job, n)
     claimed_before_due = datetime.now(UTC) < due
     if not fire:
         job.stop()
         engine.dispose()
         shutil.rmtree(tmp, ignore_errors=True)
         return {"triggers": n, "rss_bytes_per_trigger": round(rss_per_trigger),
-                "claim_seconds": round(claim_seconds, 3)}
+                "claim_seconds": round(claim_seconds, 3), "claim_cpu_seconds": round(claim_cpu, 3),
+                "set_up": set_up}
     stop = threading.Event()
     thread = threading.Thread(target=job.run_forever, args=(stop,))
     thread.start()
@@ -138,6 +201,8 @@ def hold_triggers(n: int, *, fire: bool = True) -> dict[str, Any]:
         "triggers": n,
         "rss_bytes_per_trigger": round(rss_per_trigger),
         "claim_seconds": round(claim_seconds, 3),
+        "claim_cpu_seconds": round(claim_cpu, 3),
+        "set_up": set_up,
         "claimed_before_due": claimed_before_due,
         "events_applied_per_second": round(n / max((applied_at - due).total_seconds(), 1e-9)),
     }
@@ -257,7 +322,16 @@ def main() -> None:
     parser.add_argument("--no-fire", action="store_true",
                         help="hold and claim only: skip the moment they all fire")
     parser.add_argument("--defer", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--set-up", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    parser.add_argument("--due", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.set_up:
+        phases = _Phases()
+        _set_up(args.set_up, args.db, os.environ["STATEWRIGHT_BENCH_KEY"],
+                datetime.fromisoformat(args.due), phases)
+        print(json.dumps(phases.out))
+        return
     if args.one:
         print(json.dumps(hold_triggers(args.one, fire=not args.no_fire)))
         return

@@ -18,7 +18,7 @@ from statewright.db.engine import transaction
 from statewright.db.repositories import triggers as trigger_repo
 from statewright.db.tables import task_instance
 from statewright.services.triggerer.events import Failure, Fired, apply_events, apply_timeouts
-from statewright.services.triggerer.job import load_triggers
+from statewright.services.triggerer.loading import load_triggers
 from statewright.services.triggerer.runner import FIRED, run_to_first_event
 from statewright.services.triggerer.state_reader import make_state_reader
 

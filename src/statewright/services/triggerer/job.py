@@ -24,7 +24,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,12 +37,11 @@ from statewright.db import transition as door
 from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import jobs as job_repo
 from statewright.db.repositories import triggers as trigger_repo
-from statewright.sdk import serde
-from statewright.sdk.triggers.base import TriggerImportError, import_trigger
 from statewright.services.loop_failures import LoopFailures
 from statewright.services.triggerer import metrics
 from statewright.services.triggerer.events import Failure, Fired, apply_events, apply_timeouts
 from statewright.services.triggerer.events import clean_up as clean_up_triggers
+from statewright.services.triggerer.loading import Loaded, load_triggers
 from statewright.services.triggerer.runner import FIRED, Outcome, TriggerRunner
 from statewright.services.triggerer.state_reader import make_state_reader
 from statewright.services.triggerer.watchers import WatcherSupervisor
@@ -69,6 +68,7 @@ class TriggererConfig:
 
 
 _TIMEOUT_BATCH = 1000
+_BURST_CHECKS = 5
 
 
 @dataclass
@@ -84,12 +84,6 @@ class TriggererStats:
     def did_work(self) -> bool:
         return bool(self.claimed or self.fired or self.failed or self.timed_out
                     or self.cancelled or self.orphans_deleted)
-
-
-@dataclass
-class _Loaded:
-    ok: list[tuple[int, Any, str]] = field(default_factory=list)
-    failures: list[Failure] = field(default_factory=list)
 
 
 class TriggererJob:
@@ -118,6 +112,7 @@ class TriggererJob:
         self._last_heartbeat = 0.0
         self._last_timeout_check: datetime | None = None
         self._last_ownership_check = float("-inf")
+        self._last_claim_full = False
         self._last_cleanup = 0.0
         self._at_capacity = False
         self._remove_listener: Callable[[], None] | None = None
@@ -240,12 +235,21 @@ class TriggererJob:
         if mono - self._last_cleanup >= self.config.cleanup_every_seconds:
             self._last_cleanup = mono
             stats.orphans_deleted = self._clean_up()
-        if mono - self._last_ownership_check >= self.config.checks_every_seconds:
+        if self._ownership_check_due(mono):
             self._last_ownership_check = mono
             stats.cancelled = self._cancel_lost()
         stats.claimed = self._claim()
         stats.fired += self.watchers.step()  # asset watchers
         return stats
+
+    def _ownership_check_due(self, mono: float) -> bool:
+        """Every ``checks_every_seconds``; while claims come full (a burst: it reads every held
+        trigger, 100,000 ids, each time), every ``_BURST_CHECKS`` of them. A trigger lost
+        meanwhile only runs on: its event counts for its owner alone (``apply_events``)."""
+        every = self.config.checks_every_seconds
+        if self._last_claim_full:
+            every *= _BURST_CHECKS
+        return mono - self._last_ownership_check >= every
 
     def _time_out(self) -> list[Any]:
         """End the waits past their ``trigger_timeout`` (at most once a check interval, by the
@@ -337,17 +341,20 @@ class TriggererJob:
                 log.warning("Triggerer at capacity (%s), not claiming new triggers",
                             self.config.capacity)
             self._at_capacity = True
+            self._last_claim_full = False
             return 0
         self._at_capacity = False
         now = self.clock()
         cutoff = now - timedelta(seconds=self.config.health_threshold_seconds)
-        with read_snapshot(self.engine) as conn:
-            if not trigger_repo.any_claimable(conn, heartbeat_after=cutoff):
-                return 0
+        if not self._last_claim_full:  # (after a full claim, there are likely more)
+            with read_snapshot(self.engine) as conn:
+                if not trigger_repo.any_claimable(conn, heartbeat_after=cutoff):
+                    return 0
+        limit = min(free, self.config.max_claims_per_loop)
         with transaction(self.engine) as conn:
             rows = trigger_repo.claim(conn, self.job_id,  # type: ignore[arg-type]
-                                      limit=min(free, self.config.max_claims_per_loop),
-                                      heartbeat_after=cutoff)
+                                      limit=limit, heartbeat_after=cutoff)
+        self._last_claim_full = len(rows) >= limit
         if not rows:
             return 0
         taken_over = Counter(r.triggerer_id for r in rows if r.triggerer_id is not None)
@@ -365,7 +372,7 @@ class TriggererJob:
             metrics.FAILED.inc(len(loaded.failures))
         return len(rows)
 
-    def load(self, rows: Sequence[Any]) -> _Loaded:
+    def load(self, rows: Sequence[Any]) -> Loaded:
         return load_triggers(rows, self.cipher, self.state_reader)
 
 
@@ -382,30 +389,6 @@ def _log_claimed(claimed: Sequence[tuple[int, Any, str]]) -> None:
     ids = sorted(trigger_id for trigger_id, _, _ in claimed)
     log.info("Claimed %d triggers (%s), ids %s to %s", len(claimed),
              ", ".join(f"{n} {kind}" for kind, n in kinds.most_common()), ids[0], ids[-1])
-
-
-def load_triggers(rows: Sequence[Any], cipher: MultiFernet, state_reader: Any) -> _Loaded:
-    """Decrypt, import and build each trigger; the ones that cannot be become failures."""
-    out = _Loaded()
-    for r in rows:
-        try:
-            kwargs = serde.deserialize(decrypt_json(cipher, r.kwargs),
-                                       path=f"kwargs of trigger {r.id}")
-            trigger = import_trigger(r.classpath, kwargs)
-        except (TriggerImportError, FernetKeyError, serde.SerializationError) as exc:
-            out.failures.append(Failure(r.id, f"Trigger {r.id} could not be loaded: {exc}",
-                                        reason="trigger_load"))
-            continue
-        except Exception as exc:
-            out.failures.append(Failure(
-                r.id, f"Trigger {r.id} ({r.classpath}) could not be built: "
-                      f"{type(exc).__name__}: {exc}", reason="trigger_load"))
-            continue
-        trigger.trigger_id = r.id
-        if getattr(trigger, "needs_state_reader", False):
-            trigger.state_reader = state_reader
-        out.ok.append((r.id, trigger, r.classpath))
-    return out
 
 
 def stop_on(signals: Sequence[int], stop: threading.Event) -> None:

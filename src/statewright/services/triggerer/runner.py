@@ -1,8 +1,9 @@
 """The asyncio side of the triggerer: one event loop, in its own thread, running triggers.
 
 Each trigger runs as one asyncio task until its first event (or its failure, or until it is
-cancelled). Outcomes go to a thread-safe outbox that the triggerer's main loop drains and writes
-to the database; ``on_outcome`` wakes that loop. A watchdog thread notices when the loop stops
+cancelled); a plain timer trigger is held in one timer heap instead (``timers``). Outcomes go
+to a thread-safe outbox that the triggerer's main loop drains and writes to the database;
+``on_outcome`` wakes that loop. A watchdog thread notices when the loop stops
 turning (a trigger that blocks it with synchronous work) and logs the trigger's id and class.
 """
 
@@ -19,6 +20,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from statewright.services.triggerer.timers import TimerHeap, is_plain_timer
 
 log = logging.getLogger("statewright.triggerer")
 
@@ -103,6 +106,7 @@ class TriggerRunner:
         # trigger id -> (serial, classpath, trigger): the trigger object tells its run apart
         self._running: dict[int, tuple[int, str, Any]] = {}
         self._tasks: dict[int, asyncio.Task[Any]] = {}  # loop thread only
+        self._timers: TimerHeap = None  # type: ignore[assignment]  # set by start()
         self._outbox: deque[Outcome] = deque()
         self._last_tick = time.monotonic()
         self._tick_task: asyncio.Task[None] | None = None
@@ -114,6 +118,7 @@ class TriggerRunner:
 
     def start(self) -> None:
         self.loop = asyncio.new_event_loop()
+        self._timers = TimerHeap(self.loop, self._fired)
         self._thread = threading.Thread(target=self._run_loop, name="triggerer-loop",
                                         daemon=True)
         self._thread.start()
@@ -202,21 +207,31 @@ class TriggerRunner:
         return bool(self._outbox)
 
     def _start_many(self, items: Sequence[tuple[int, Any]]) -> None:
+        tasks, timers = self._tasks, self._timers
         for trigger_id, trigger in items:
-            old = self._tasks.get(trigger_id)
-            if old is not None:
-                old.cancel()
+            if trigger_id in tasks or trigger_id in timers.held:
+                self._cancel_many([trigger_id])  # started again: the old run is void
             trigger.trigger_id = trigger_id
-            self._tasks[trigger_id] = self.loop.create_task(
+            if is_plain_timer(trigger):
+                timers.add(trigger_id, trigger)
+                continue
+            tasks[trigger_id] = self.loop.create_task(
                 run_to_first_event(trigger, self._report), name=f"{_TASK_PREFIX}{trigger_id}")
+        timers.rearm()
 
     def _cancel_many(self, ids: Sequence[int]) -> None:
+        self._timers.discard(ids)
         for trigger_id in ids:
             task = self._tasks.pop(trigger_id, None)
             if task is not None:
                 task.cancel()
 
+    def _fired(self, trigger: Any, event: Any) -> None:
+        """A timer of the heap reached its moment: what its ``run`` would have yielded."""
+        self._report(trigger, FIRED, event, None)
+
     async def _cancel_all(self) -> None:
+        self._timers.clear()
         tasks = [t for t in (*self._tasks.values(), self._tick_task) if t is not None]
         for task in tasks:
             task.cancel()
@@ -224,9 +239,10 @@ class TriggerRunner:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     def _report(self, trigger: Any, kind: str, value: Any, tb: str | None) -> None:
-        """The end of one run of a trigger (called in its asyncio task)."""
+        """The end of one run of a trigger (in its asyncio task, or fired by the timer heap)."""
         trigger_id = trigger.trigger_id
-        if self._tasks.get(trigger_id) is asyncio.current_task():
+        task = asyncio.current_task()  # None for a timer of the heap
+        if task is not None and self._tasks.get(trigger_id) is task:
             del self._tasks[trigger_id]
         with self._lock:
             entry = self._running.get(trigger_id)
