@@ -12,6 +12,7 @@ The embedded default keeps its key in ``$STATEWRIGHT_HOME/fernet.key`` (see
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ __all__ = [
     "FernetKeyError",
     "decrypt_json",
     "encrypt_json",
+    "encrypt_serialized",
     "ensure_key_file",
     "generate_key",
     "load_fernet",
@@ -88,8 +90,28 @@ def encrypt_json(fernet: Fernet | MultiFernet, value: Any) -> str:
     return fernet.encrypt(serde.dumps(value).encode("utf-8")).decode("ascii")
 
 
+_SERIALIZED = "serialized"
+"""The tag of :func:`encrypt_serialized`'s envelope. ``serde.serialize`` never writes it (a
+real dict with a ``__type`` key is wrapped as a ``dict`` tag), so it tells the two forms
+apart; a reader older than the envelope fails on it with serde's "unknown tag" error."""
+
+
+def encrypt_serialized(fernet: Fernet | MultiFernet, data: Any) -> str:
+    """Encrypt ``data`` that is already serialized (what ``serde.serialize`` returned, such as
+    trigger kwargs) as it is, in an envelope ``{"__type": "serialized", "value": data}``.
+
+    :func:`decrypt_json` returns ``data`` from it, as it returns what was passed to
+    :func:`encrypt_json`; but ``encrypt_json(data)`` would serialize ``data`` a second time, so
+    that every reader had to deserialize it twice.
+    """
+    envelope = {serde.TYPE_KEY: _SERIALIZED, "value": data}
+    text = json.dumps(envelope, separators=(",", ":"), sort_keys=True)
+    return fernet.encrypt(text.encode("utf-8")).decode("ascii")
+
+
 def decrypt_json(fernet: Fernet | MultiFernet, token: str) -> Any:
-    """Decrypt a token made by :func:`encrypt_json` and return the value it holds."""
+    """Decrypt a token made by :func:`encrypt_json` and return the value it holds; from a
+    token made by :func:`encrypt_serialized`, the serialized data it holds."""
     try:
         plaintext = fernet.decrypt(token.encode("ascii") if isinstance(token, str) else token)
     except (InvalidToken, UnicodeEncodeError) as exc:
@@ -99,7 +121,25 @@ def decrypt_json(fernet: Fernet | MultiFernet, token: str) -> Any:
             f"keep the old key after it in {FERNET_KEY_SETTING} "
             "(for example NEW_KEY,OLD_KEY) until every value has been re-encrypted."
         ) from exc
-    return serde.loads(plaintext)
+    data = _loads(plaintext.decode("utf-8", "surrogatepass"))
+    if type(data) is dict and data.get(serde.TYPE_KEY) == _SERIALIZED:
+        return data.get("value")
+    return serde.deserialize(data)
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)``. What ``encrypt_json`` and ``encrypt_serialized`` write is compact
+    UTF-8 JSON (decoded by the caller, so that the encoding is not guessed): read without
+    ``json.loads``'s whitespace checks, falling back to it when they would matter (its value,
+    or its error)."""
+    try:
+        data, end = _DECODER.raw_decode(text)
+    except ValueError:
+        end = -1
+    return data if end == len(text) else json.loads(text)
 
 
 def ensure_key_file(home: Path) -> str:

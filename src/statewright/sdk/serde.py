@@ -40,8 +40,13 @@ def serialize(value: Any, *, path: str = "value") -> Any:
 
 
 def deserialize(data: Any, *, path: str = "value") -> Any:
-    """Return the value that :func:`serialize` turned into ``data``."""
-    return _deserialize(data, path)
+    """Return the value that :func:`serialize` turned into ``data``; ``path`` names the value
+    in error messages (``path['key'][0]: ...``, built only when there is an error)."""
+    try:
+        return _deserialize(data)
+    except _Unreadable as exc:
+        where = path + "".join(reversed(exc.steps))
+        raise SerializationError(f"{where}: {exc.message}") from exc.__cause__
 
 
 def dumps(value: Any) -> str:
@@ -127,30 +132,87 @@ def _tag_datetime(value: datetime) -> dict[str, Any]:
     return tagged
 
 
-def _deserialize(data: Any, path: str) -> Any:
-    if data is None or isinstance(data, bool | int | float | str):
+class _Unreadable(Exception):
+    """Raised inside the deserializer; :func:`deserialize` turns it into a
+    :class:`SerializationError` whose message names the path to the value that failed.
+
+    The path is built only then: on the way out, each container the error passes through adds
+    its key or index (innermost first). The success path builds no string at all.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.steps: list[str] = []
+
+
+_PLAIN = frozenset({type(None), bool, int, float, str})
+"""Types that deserialize as themselves (``type(x) in`` is cheaper than ``isinstance``)."""
+
+
+def _deserialize(data: Any) -> Any:
+    kind = type(data)
+    if kind in _PLAIN:
+        return data
+    if kind is dict:
+        if TYPE_KEY in data:
+            return _untag(data)
+        try:
+            return {key: item if type(item) in _PLAIN else _deserialize(item)
+                    for key, item in data.items()}
+        except _Unreadable:
+            _locate(data.items(), repr)
+            raise
+    if kind is list:
+        try:
+            return [item if type(item) in _PLAIN else _deserialize(item) for item in data]
+        except _Unreadable:
+            _locate(enumerate(data), str)
+            raise
+    if isinstance(data, bool | int | float | str):  # subclasses: as before
         return data
     if isinstance(data, list):
-        return [_deserialize(item, f"{path}[{i}]") for i, item in enumerate(data)]
+        return _deserialize(list(data))
     if isinstance(data, dict):
-        if TYPE_KEY in data:
-            return _untag(data, path)
-        return {key: _deserialize(item, f"{path}[{key!r}]") for key, item in data.items()}
-    raise SerializationError(
-        f"{path}: object of type {type(data).__qualname__} is not serialized data; "
+        return _deserialize(dict(data))
+    raise _Unreadable(
+        f"object of type {type(data).__qualname__} is not serialized data; "
         "pass what serialize() returned"
     )
 
 
-def _untag(data: dict[str, Any], path: str) -> Any:
+def _locate(labelled: Any, show: Any) -> None:
+    """Find the first member that fails (again) and raise its error with this step added.
+
+    Called only while an error is on its way out: deserializing is deterministic, so the
+    member that failed in the comprehension fails again here, and is the first to.
+    """
+    for label, item in labelled:
+        try:
+            _deserialize(item)
+        except _Unreadable as exc:
+            exc.steps.append(f"[{show(label)}]")
+            raise
+
+
+def _untag(data: dict[str, Any]) -> Any:
     kind = data[TYPE_KEY]
     raw: Any = data.get("value")
     try:
         if kind == "dict":
-            return {key: _deserialize(item, f"{path}[{key!r}]") for key, item in raw.items()}
+            items = raw.items()
+            try:
+                return {key: _deserialize(item) for key, item in items}
+            except _Unreadable:
+                _locate(items, repr)
+                raise
         if kind in ("tuple", "set", "frozenset"):
-            items = [_deserialize(item, f"{path}[{i}]") for i, item in enumerate(raw)]
-            return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](items)
+            try:
+                members = [_deserialize(item) for item in raw]
+            except _Unreadable:
+                _locate(enumerate(raw), str)
+                raise
+            return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](members)
         if kind == "datetime":
             moment = datetime.fromisoformat(raw)
             if "tz" in data:
@@ -162,11 +224,11 @@ def _untag(data: dict[str, Any], path: str) -> Any:
             return time.fromisoformat(raw)
         if kind == "timedelta":
             return timedelta(seconds=raw)
-    except SerializationError:
+    except _Unreadable:
         raise
     except (TypeError, ValueError, AttributeError, ZoneInfoNotFoundError) as exc:
-        raise SerializationError(f"{path}: malformed {kind!r} value {raw!r}: {exc}") from exc
-    raise SerializationError(
-        f"{path}: unknown tag {TYPE_KEY}={kind!r}; the data was written by a newer or "
+        raise _Unreadable(f"malformed {kind!r} value {raw!r}: {exc}") from exc
+    raise _Unreadable(
+        f"unknown tag {TYPE_KEY}={kind!r}; the data was written by a newer or "
         "different version, or a dict with a '__type' key was not serialized first"
     )

@@ -138,6 +138,20 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
     return len(changed)
 
 
+def queue_in_evaluation(scheduler: Scheduler, conn: Any, now: datetime) -> list[int]:
+    """SQLite: queue what fits inside the write transaction of the evaluation that just
+    scheduled task instances (one scheduler per file: that transaction holds the only writer
+    lock), so a link of a chain costs one transaction less. The caller hands what changed to the
+    executor after commit. PostgreSQL queues in its own critical section (``queue_scheduled``)."""
+    if is_postgres(scheduler.engine) or not getattr(scheduler, "_default_pool_checked", False):
+        return []
+    slots = scheduler.executor.slots_available()
+    if slots <= 0:
+        return []
+    chosen = _choose(scheduler, conn, slots)
+    return _mark_queued(scheduler, conn, chosen, now) if chosen else []
+
+
 def _queue_in_critical_section(scheduler: Scheduler, now: datetime, slots: int) -> list[int]:
     """PostgreSQL, where several schedulers may queue at once: count and choose inside one
     transaction that holds the pool rows, so no two schedulers count the same open slot."""

@@ -44,7 +44,7 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_abandoned
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.loop_failures import LoopFailures
-from statewright.services.scheduler.capacity import queue_scheduled
+from statewright.services.scheduler.capacity import queue_in_evaluation, queue_scheduled
 from statewright.services.scheduler.expansion import (
     RunNodes,
     expand,
@@ -289,8 +289,11 @@ class Scheduler:
                 done.append((w, f))
                 changed += c
                 finished += f
+            queued = queue_in_evaluation(self, conn, now) if changed else []
+        if queued:
+            self.executor.queue_workloads(queued)
         self._pace(done, started)
-        return changed, finished
+        return changed + len(queued), finished
 
     def _pace(self, done: list[tuple[_RunWork, int]], started: float) -> None:
         """Big runs whose evaluation was slow (each pass reads and weighs all their task

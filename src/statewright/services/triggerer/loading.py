@@ -46,25 +46,37 @@ def build_trigger(classpath: str, kwargs: dict[str, Any]) -> Any:
 
 
 def load_triggers(rows: Sequence[Any], cipher: MultiFernet, state_reader: Any) -> Loaded:
-    """Decrypt, import and build each trigger; the ones that cannot be become failures."""
+    """Decrypt, import and build each trigger; the ones that cannot be become failures.
+
+    Each row's kwargs are decoded once: stored by ``crypto.encrypt_serialized`` they come out of
+    ``decrypt_json`` as serialized data, deserialized here; rows stored before, serialized
+    twice by ``encrypt_json``, come out of ``decrypt_json`` deserialized once, and here once
+    more (what they need).
+    """
     out = Loaded()
     ok, failures = out.ok, out.failures
+    deserialize = serde.deserialize
     for r in rows:
+        # A row's attributes are read once each: a SQLAlchemy row's attribute is ~0.35 µs.
+        trigger_id, classpath = r.id, r.classpath
         try:
-            kwargs = serde.deserialize(decrypt_json(cipher, r.kwargs),
-                                       path=f"kwargs of trigger {r.id}")
-            trigger = build_trigger(r.classpath, kwargs)
+            data = decrypt_json(cipher, r.kwargs)
+            try:
+                kwargs = deserialize(data)
+            except serde.SerializationError:  # again, for the message naming the trigger
+                kwargs = deserialize(data, path=f"kwargs of trigger {trigger_id}")
+            trigger = build_trigger(classpath, kwargs)
         except (TriggerImportError, FernetKeyError, serde.SerializationError) as exc:
-            failures.append(Failure(r.id, f"Trigger {r.id} could not be loaded: {exc}",
-                                    reason="trigger_load"))
+            failures.append(Failure(trigger_id, f"Trigger {trigger_id} could not be loaded: "
+                                                f"{exc}", reason="trigger_load"))
             continue
         except Exception as exc:
             failures.append(Failure(
-                r.id, f"Trigger {r.id} ({r.classpath}) could not be built: "
-                      f"{type(exc).__name__}: {exc}", reason="trigger_load"))
+                trigger_id, f"Trigger {trigger_id} ({classpath}) could not be built: "
+                            f"{type(exc).__name__}: {exc}", reason="trigger_load"))
             continue
-        trigger.trigger_id = r.id
+        trigger.trigger_id = trigger_id
         if getattr(trigger, "needs_state_reader", False):
             trigger.state_reader = state_reader
-        ok.append((r.id, trigger, r.classpath))
+        ok.append((trigger_id, trigger, classpath))
     return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import multiprocessing as mp
 import os
+import signal
 import socket
 import threading
 import traceback
@@ -204,6 +205,7 @@ def _me() -> str:
 
 
 def _child(conn: Any, request: DagCallbackRequest) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the fork server ignores it (``preloaded``)
     try:
         report = run_dag_callbacks(request)
     except BaseException as exc:

@@ -2,7 +2,8 @@
 
 The supervising worker applies each in the transaction that applies the other outcomes:
 
-- **deferred**: insert the trigger (classpath, kwargs encrypted with Fernet, created_date) and
+- **deferred**: insert the trigger (classpath, kwargs encrypted with Fernet as the serialized
+  data ``TaskDeferred`` made, see ``crypto.encrypt_serialized``, created_date) and
   move running → deferred with ``trigger_id``, ``next_method``, ``next_kwargs`` and
   ``trigger_timeout`` (now + timeout), fenced on the try. A lost race deletes the trigger again.
 - **up_for_reschedule**: running → up_for_reschedule with ``reschedule_date``, the try's
@@ -32,7 +33,7 @@ from sqlalchemy import Connection
 from statewright.config import Settings, load_settings
 from statewright.core.states import TI, TaskInstanceState
 from statewright.core.transitions import Actor
-from statewright.crypto import FernetKeyError, encrypt_json, ensure_key_file, load_fernet
+from statewright.crypto import FernetKeyError, encrypt_serialized, ensure_key_file, load_fernet
 from statewright.db import transition as door
 from statewright.db.repositories import reschedules as reschedule_repo
 from statewright.db.repositories import triggers as trigger_repo
@@ -141,8 +142,11 @@ def apply_waiting(
 def _apply_deferred(conn: Connection, results: Sequence[Any], cipher: MultiFernet,
                     now: datetime, actor: Actor) -> dict[int, TaskInstanceState]:
     specs = [r.extra["deferral"] for r in results]
+    # The kwargs are serialized already (``TaskDeferred``): stored as they are, so that the
+    # triggerer deserializes them once (rows stored before, serialized twice, still read).
     trigger_ids = trigger_repo.insert_many(
-        conn, [(d["classpath"], encrypt_json(cipher, d["trigger_kwargs"])) for d in specs], now)
+        conn, [(d["classpath"], encrypt_serialized(cipher, d["trigger_kwargs"])) for d in specs],
+        now)
     rows = []
     for r, d, trigger_id in zip(results, specs, trigger_ids, strict=True):
         timeout = d.get("timeout")
