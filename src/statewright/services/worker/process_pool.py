@@ -363,7 +363,7 @@ class TaskProcessPool:
                 self._answer(c, result)
                 return None
             if result is not None:
-                c.imported += getattr(result, "import_seconds", 0.0)
+                c.imported += result.import_seconds
                 killed = c.kill_reason is not None
                 self._release(c)
                 if killed:  # it reported, but was killed meanwhile: never reuse the process
