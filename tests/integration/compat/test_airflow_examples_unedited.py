@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,10 +20,15 @@ from sqlalchemy import Engine
 
 from statewright.compat.airflow.check import FileReport, check_path
 from statewright.sdk.loader import list_dag_files, load_dag_file
+from statewright.sdk.operators.datetime_branch import BranchDayOfWeekOperator
 
 EXAMPLES = Path(__file__).parents[2] / "fixtures" / "airflow_examples"
 EXPECTED = json.loads((EXAMPLES / "expected.json").read_text())
 LOGICAL_DATE = datetime.fromisoformat(EXPECTED["logical_date"])
+# ``example_branch_day_of_week_operator.py`` branches on today's week day (not the logical
+# date's): its expected outcome was recorded on a Wednesday, so its tasks see a Wednesday here
+# whatever day the suite runs on.
+RECORDED_ON = datetime(2025, 1, 8, 12, tzinfo=UTC)
 
 SUPPORTED: tuple[str, ...] = (
     "core/example_asset_alias.py",
@@ -141,6 +146,7 @@ def test_a_supported_example_ends_as_in_airflow(
         name: str, engine: Engine, monkeypatch: pytest.MonkeyPatch, no_wait_sleep: str) -> None:
     monkeypatch.setenv("STATEWRIGHT_AIRFLOW_COMPAT", "true")
     monkeypatch.setenv("PATH", f"{no_wait_sleep}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(BranchDayOfWeekOperator, "clock", staticmethod(lambda: RECORDED_ON))
     loaded = load_dag_file(EXAMPLES / name)
     assert loaded.error is None, loaded.error
     expected = EXPECTED["files"][Path(name).name]["dags"]
