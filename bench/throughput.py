@@ -39,6 +39,7 @@ from statewright.db.engine import make_engine, transaction
 from statewright.db.migrate import migrate
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
+from statewright.db.repositories import transitions_log
 from statewright.services.dag_processor import DagProcessor
 from statewright.services.dag_runs import trigger_dag
 
@@ -81,20 +82,23 @@ def _trigger_and_wait(engine: Any, dag_id: str, run_id: str, timeout: float
     return state, time.perf_counter() - t0
 
 
-def _scheduler_main(url: str, logs: str, parallelism: int, stop: Any, ready: Any) -> None:
+def _scheduler_main(url: str, logs: str, parallelism: int, stop: Any, ready: Any,
+                    queue_depth: int | None = None) -> None:
     """One scheduler with its LocalExecutor, in a process of its own (a scheduler machine)."""
     import threading
 
     from statewright.services.dag_view import DagViewCache
     from statewright.services.executors.local import LocalExecutor
     from statewright.services.scheduler.scheduler import Scheduler
+    from statewright.services.scheduler.steps import scheduling_steps
 
     engine = make_engine(url)
     views = DagViewCache()
     executor = LocalExecutor(engine, parallelism=parallelism, views=views,
-                             logs_folder=Path(logs))
+                             logs_folder=Path(logs), queue_depth=queue_depth)
     executor.start()
-    scheduler = Scheduler(engine, executor, views=views)
+    # With the scheduling steps, as ``statewright scheduler`` runs it.
+    scheduler = Scheduler(engine, executor, views=views, extra_steps=scheduling_steps())
     done = threading.Event()
     thread = threading.Thread(target=scheduler.run_forever, args=(done,), daemon=True)
     thread.start()
@@ -142,7 +146,8 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
         for _ in range(schedulers):
             ready = ctx.Event()
             p = ctx.Process(target=_scheduler_main,
-                            args=(url, str(tmp / "logs"), args.parallelism, stop, ready))
+                            args=(url, str(tmp / "logs"), args.parallelism, stop, ready,
+                                  args.queue_depth))
             p.start()
             ready.wait(120)
             procs.append(p)
@@ -175,12 +180,34 @@ def _chain(engine: Any, length: int, timeout: float) -> dict[str, Any]:
     with engine.connect() as conn:
         run = run_repo.get_by_run_id(conn, "chain", "chain")
         tis = {t.task_id: t for t in ti_repo.by_run(conn, run.id)}
+        history = transitions_log.for_run(conn, "chain", "chain")
     gaps = sorted(
         (tis[f"c{i + 1}"].start_date - tis[f"c{i}"].end_date).total_seconds() * 1000
         for i in range(length - 1))
     return {"chain_state": state, "chain_tasks": length,
             "chain_latency_ms_median": round(statistics.median(gaps), 2),
-            "chain_latency_ms_p95": round(gaps[max(0, int(len(gaps) * 0.95) - 1)], 2)}
+            "chain_latency_ms_p95": round(gaps[max(0, int(len(gaps) * 0.95) - 1)], 2),
+            "chain_link_stages_ms_median": _link_stages(history, length)}
+
+
+def _link_stages(history: list[Any], length: int) -> dict[str, float]:
+    """Where a link's time goes, from the history's times (each the writer's clock when its
+    transaction began): upstream success → the scheduler's pass that scheduled the downstream
+    began, → that pass queued it, → its try started."""
+    at: dict[tuple[str | None, str], Any] = {}
+    for h in history:
+        if h.entity == "task_instance":
+            at.setdefault((h.task_id, h.to_state), h.at)
+    stages: dict[str, list[float]] = {"to_scheduled": [], "to_queued": [], "to_running": []}
+    for i in range(length - 1):
+        up, down = f"c{i}", f"c{i + 1}"
+        marks = [at.get((up, "success")), at.get((down, "scheduled")),
+                 at.get((down, "queued")), at.get((down, "running"))]
+        if any(m is None for m in marks):
+            continue
+        for name, a, b in zip(stages, marks, marks[1:], strict=False):
+            stages[name].append((b - a).total_seconds() * 1000)
+    return {k: round(statistics.median(v), 2) for k, v in stages.items() if v}
 
 
 def main() -> None:
@@ -194,6 +221,8 @@ def main() -> None:
     p.add_argument("--parallelism", type=int, default=8)
     p.add_argument("--database-url", help="a PostgreSQL server (postgresql://…); a fresh "
                    "database is created on it for the run. Default: SQLite in a temp folder")
+    p.add_argument("--queue-depth", type=int, default=None,
+                   help="tries each executor holds beyond its processes (default: as many)")
     p.add_argument("--schedulers", type=int, default=1)
     p.add_argument("--compare-schedulers", action="store_true",
                    help="run with 1 scheduler, then with --schedulers (default 2); add the ratio")

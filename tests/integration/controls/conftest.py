@@ -66,9 +66,9 @@ class Stack:
                                    config=SchedulerConfig(idle_seconds=0.2))
         once = self.scheduler.run_once
 
-        def counted() -> Any:
+        def counted(**kwargs: Any) -> Any:
             self.loops += 1
-            return once()
+            return once(**kwargs)
 
         self.scheduler.run_once = counted  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self.scheduler.run_forever, args=(self._stop,),

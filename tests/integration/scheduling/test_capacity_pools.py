@@ -385,36 +385,3 @@ def test_a_crashed_scheduler_of_this_host_is_not_taken_for_a_second_one(
     with caplog.at_level(logging.WARNING, logger="statewright.scheduler"):
         Scheduler(sqlite_engine, NoExecutor()).run_forever(stop)
     assert not [r for r in caplog.records if "Another scheduler" in r.getMessage()]
-
-
-def test_sqlite_queues_in_the_evaluation_that_scheduled(harness: Callable, engine: Engine
-                                                        ) -> None:
-    """On SQLite (one scheduler per file) what an evaluation schedules is queued in the same
-    write transaction, within the same limits: one transaction less per link of a chain.
-    PostgreSQL queues in its own critical section (several schedulers share the pools)."""
-    h = harness(NOW)
-    with transaction(engine) as conn:
-        pool_repo.set_pool(conn, "two", 2)
-    with DAG("chained") as dag:
-        first = EmptyOperator(task_id="first")
-        for i in range(3):
-            first >> EmptyOperator(task_id=f"next{i}", pool="two")
-    h.sync(dag)
-    trigger(engine, "chained", "r1", h.clock())
-    h.executor.hold = True
-    h.loop()  # first is queued and held
-    h.executor.finish()  # first succeeds
-    h.scheduler._schedule_running_runs(h.clock())  # the evaluation alone
-    states = {t.task_id: t.state for t in h.tis("chained")}
-    if engine.dialect.name == "sqlite":
-        assert sorted(states[f"next{i}"] for i in range(3)) == ["queued", "queued", "scheduled"]
-        assert sorted(h.executor.held) == sorted(
-            t.id for t in h.tis("chained") if t.state == "queued")
-    else:
-        assert {states[f"next{i}"] for i in range(3)} == {"scheduled"}
-    h.loop()
-    h.executor.finish()
-    h.loop()
-    h.executor.finish()
-    h.loop()
-    assert {t.state for t in h.tis("chained")} == {"success"}

@@ -81,7 +81,7 @@ def test_the_scheduler_backs_off_while_its_database_is_down(
         sqlite_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     exc = _refused()
 
-    def down(self: Any) -> Any:
+    def down(self: Any, **kwargs: Any) -> Any:
         raise exc
 
     class NoExecutor:

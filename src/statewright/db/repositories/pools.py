@@ -60,6 +60,11 @@ def get(conn: Connection, name: str) -> Any:
 
 _LIST_ALL = select(pool).order_by(pool.c.name)
 _LOCK_ALL = select(pool.c.name).order_by(pool.c.name).with_for_update()
+_TRY_LOCK_ALL = select(
+    select(func.count()).select_from(pool).scalar_subquery(),
+    select(func.count()).select_from(
+        select(pool.c.name).order_by(pool.c.name).with_for_update(skip_locked=True).subquery()
+    ).scalar_subquery())
 
 
 def lock_for_queueing(conn: Connection) -> None:
@@ -69,6 +74,17 @@ def lock_for_queueing(conn: Connection) -> None:
     writer already serializes."""
     if conn.dialect.name == "postgresql":
         conn.execute(_LOCK_ALL).all()
+
+
+def try_lock_for_queueing(conn: Connection) -> bool:
+    """``lock_for_queueing`` without waiting: True when this transaction now holds every pool
+    row (always on SQLite). On PostgreSQL the rows another transaction holds are skipped, not
+    waited for; False then, and the caller must not count or queue (the rows it did lock are
+    held until its transaction ends, which it does without waiting on anything else)."""
+    if conn.dialect.name != "postgresql":
+        return True
+    total, locked = conn.execute(_TRY_LOCK_ALL).one()
+    return bool(locked == total)
 
 
 def list_all(conn: Connection) -> list[Any]:

@@ -197,6 +197,22 @@ def any_queue_candidate(conn: Connection) -> bool:
     return bool(queue_candidates(conn, 1))
 
 
+def lock_unheld(conn: Connection, ti_ids: Collection[int]) -> list[int]:
+    """Of these task instances, the ones whose rows this transaction could lock at once (held
+    until it ends); a row another transaction holds is left out, not waited for. Everything
+    on SQLite (its one writer holds the file)."""
+    if conn.dialect.name != "postgresql" or not ti_ids:
+        return list(ti_ids)
+    held: set[int] = set()
+    for chunk in chunks(sorted(ti_ids), 1000):
+        held.update(conn.execute(_LOCK_UNHELD, {"ids": chunk}).scalars())
+    return [i for i in ti_ids if i in held]
+
+
+_LOCK_UNHELD = (select(ti.id).where(ti.id.in_(bindparam("ids", expanding=True)))
+                .order_by(ti.id).with_for_update(skip_locked=True))
+
+
 def active_by_run(conn: Connection, run_pks: Collection[int]) -> dict[int, int]:
     """Queued or running task instances per run (for ``max_active_tasks``)."""
     out: dict[int, int] = {}

@@ -8,7 +8,9 @@ tries and kills a try whose task instance is no longer running its try. A task p
 ``execution_timeout`` ends ``TimedOut``.
 
 This class is the scheduler's side: its identity, its free slots (``parallelism`` processes plus
-``queue_depth`` tries waiting for one, minus the submissions not yet ended), the hand-over of the
+``queue_depth`` tries waiting for one, minus the submissions not yet ended; by default twice as
+many waiting as processes, so that a scheduler pass queues a batch worth its round trips), the
+hand-over of the
 task instances the scheduler queued, and the transitions the supervisor committed, handed to this
 process's listeners so that the scheduler wakes at once. A supervisor that dies is started again
 (its tries are ended ``Crashed`` by the scheduler's zombie reaper). It also runs the DAG-level
@@ -58,7 +60,10 @@ class LocalExecutor:
     ) -> None:
         self.engine = engine
         self.parallelism = max(1, parallelism)
-        self.queue_depth = queue_depth if queue_depth is not None else self.parallelism
+        # Twice the processes: on PostgreSQL a scheduler pass costs ~20 round trips whatever it
+        # queues, and a deeper queue lets each pass queue more (fan-out of 10,000:
+        # 249-279 -> 321-374 task instances/s; on SQLite the same either way).
+        self.queue_depth = queue_depth if queue_depth is not None else 2 * self.parallelism
         self.logs_folder = logs_folder
         self.heartbeat_seconds = heartbeat_seconds
         self.start_timeout = start_timeout

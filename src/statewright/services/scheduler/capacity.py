@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from statewright.core.states import TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
-from statewright.db.engine import is_postgres, read_snapshot, transaction
+from statewright.db.engine import index_reads, is_postgres, read_snapshot, transaction
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import pools as pool_repo
 from statewright.db.repositories import scheduling as sched_repo
@@ -108,8 +108,13 @@ def select_to_queue(
     return sel
 
 
-def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
-    """Queue what fits and hand it to the executor after commit; returns how many."""
+def queue_scheduled(scheduler: Scheduler, now: datetime, *, candidates: bool | None = None
+                    ) -> int:
+    """Queue what fits and hand it to the executor after commit; returns how many.
+
+    ``candidates``: whether a snapshot the caller just read found scheduled task instances
+    waiting (``candidates_waiting``); None: look here. PostgreSQL takes its critical section
+    only when some wait."""
     slots = scheduler.executor.slots_available()
     if slots <= 0:
         return 0
@@ -120,6 +125,11 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
                          pool_repo.DEFAULT_POOL_SLOTS)
         scheduler._default_pool_checked = True  # type: ignore[attr-defined]
     if is_postgres(scheduler.engine):
+        if candidates is None:
+            with read_snapshot(scheduler.engine) as conn:
+                candidates = candidates_waiting(conn)
+        if not candidates:
+            return 0  # nothing to queue: no lock taken
         changed = _queue_in_critical_section(scheduler, now, slots)
     else:
         # SQLite (one scheduler): the choice is made on a snapshot, outside the write lock:
@@ -138,28 +148,46 @@ def queue_scheduled(scheduler: Scheduler, now: datetime) -> int:
     return len(changed)
 
 
-def queue_in_evaluation(scheduler: Scheduler, conn: Any, now: datetime) -> list[int]:
-    """SQLite: queue what fits inside the write transaction of the evaluation that just
-    scheduled task instances (one scheduler per file: that transaction holds the only writer
-    lock), so a link of a chain costs one transaction less. The caller hands what changed to the
-    executor after commit. PostgreSQL queues in its own critical section (``queue_scheduled``)."""
-    if is_postgres(scheduler.engine) or not getattr(scheduler, "_default_pool_checked", False):
-        return []
+def queue_in_evaluation(scheduler: Scheduler, conn: Any, now: datetime
+                        ) -> tuple[list[int], bool]:
+    """Queue what fits inside the write transaction of the evaluation that just scheduled task
+    instances, so that a link of a chain costs one transaction less; the caller hands what
+    changed to the executor after commit. Returns (what was queued, whether the choice saw
+    every candidate: no separate queueing pass is needed after it).
+
+    On SQLite that transaction holds the file's only writer lock. On PostgreSQL, where several
+    schedulers queue, it must hold every pool row as the critical section does
+    (``queue_scheduled``), and it may not wait for them: it holds task-instance rows, and a
+    scheduler in the critical section may be waiting for one of those. So it takes the pool
+    rows only if no one holds them (``try_lock_for_queueing``); otherwise it queues nothing
+    and the critical section of this pass does."""
+    if not getattr(scheduler, "_default_pool_checked", False):
+        return [], False
     slots = scheduler.executor.slots_available()
-    if slots <= 0:
-        return []
+    if slots <= 0 or not pool_repo.try_lock_for_queueing(conn):
+        return [], False
+    index_reads(conn)
     chosen = _choose(scheduler, conn, slots)
-    return _mark_queued(scheduler, conn, chosen, now) if chosen else []
+    # Nor may it wait for a chosen row that another evaluation holds (that one may be waiting
+    # for a row of this run): those are left to the next pass.
+    lockable = sched_repo.lock_unheld(conn, chosen)
+    queued = _mark_queued(scheduler, conn, lockable, now) if lockable else []
+    return queued, len(chosen) < slots and len(lockable) == len(chosen)
+
+
+def candidates_waiting(conn: Any) -> bool:
+    """Are scheduled task instances of running runs waiting to be queued? (Read through the
+    indexes whatever PostgreSQL's statistics say; see ``index_reads``.)"""
+    index_reads(conn)
+    return sched_repo.any_queue_candidate(conn)
 
 
 def _queue_in_critical_section(scheduler: Scheduler, now: datetime, slots: int) -> list[int]:
     """PostgreSQL, where several schedulers may queue at once: count and choose inside one
     transaction that holds the pool rows, so no two schedulers count the same open slot."""
-    with read_snapshot(scheduler.engine) as conn:
-        if not sched_repo.any_queue_candidate(conn):
-            return []  # nothing to queue: no lock taken
     with transaction(scheduler.engine) as conn:
         pool_repo.lock_for_queueing(conn)
+        index_reads(conn)
         chosen = _choose(scheduler, conn, slots)
         return _mark_queued(scheduler, conn, chosen, now) if chosen else []
 

@@ -36,7 +36,7 @@ from statewright.core.scheduling import plan_dependencies
 from statewright.core.states import RUN, TI, StateName, TaskInstanceState
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
-from statewright.db.engine import read_snapshot, transaction
+from statewright.db.engine import is_postgres, read_snapshot, transaction
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import jobs as job_repo
 from statewright.db.repositories import runs as run_repo
@@ -44,7 +44,11 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_abandoned
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.loop_failures import LoopFailures
-from statewright.services.scheduler.capacity import queue_in_evaluation, queue_scheduled
+from statewright.services.scheduler.capacity import (
+    candidates_waiting,
+    queue_in_evaluation,
+    queue_scheduled,
+)
 from statewright.services.scheduler.expansion import (
     RunNodes,
     expand,
@@ -76,11 +80,28 @@ class LoopStats:
     queued: int = 0
     finished_runs: int = 0
     reaped: int = 0
+    steps_worked: int = 0
+
+    follow_up: bool = False
+    """The evaluation made a change other than scheduling a task instance (skipped, upstream
+    failed, removed, expanded, a retry due, …), which may give another run work at once (its
+    ``depends_on_past``)."""
 
     @property
     def did_work(self) -> bool:
         return bool(self.started_runs or self.changed or self.queued or self.finished_runs
                     or self.reaped)
+
+    @property
+    def another_pass_now(self) -> bool:
+        """Whether the loop goes on at once rather than waiting to be woken. Not for a pass
+        that only scheduled and queued task instances (each link of a chain): what they do
+        next is another process's transition, which wakes the loop; a pass at once would only
+        find the run waiting, and the next link would wait for that pass to end. The runs it
+        started or finished, the extra steps that found work and the other changes of an
+        evaluation may leave work for at once."""
+        return bool(self.started_runs or self.finished_runs or self.reaped
+                    or self.steps_worked or self.follow_up)
 
 
 @dataclass
@@ -97,9 +118,33 @@ class SchedulerConfig:
     takes more than ``big_run_evaluation`` seconds is evaluated again only after as long again
     (its cost stays at most half of the loop; queueing goes on meanwhile). 0: never."""
     big_run_evaluation: float = 0.02
+    steps_every: float = 0.5
+    """While the loop is busy (passes back to back as tasks end), the extra steps (run creation
+    from timetables and assets, backfills, Late names, HITL timeouts, deadlines, flow runs: all
+    driven by time or by other writers, not by the task instance that just ended) run at most
+    this often; a step that did work runs again on the next pass. ``run_once`` alone runs them
+    every time."""
     only_runs: frozenset[int] | None = None
     """Limit this scheduler to these runs (``dag.test()`` on a shared database); no housekeeping
     of other runs' task instances then."""
+
+
+@dataclass
+class _Evaluated:
+    changed: int = 0
+    finished: int = 0
+    queued_all: bool = False
+    """The evaluation's own queueing saw every candidate: no queueing pass after it."""
+    follow_up: bool = False
+
+
+@dataclass(frozen=True)
+class _Probe:
+    queued_runs: bool
+    wanted: dict[int, str]
+    candidates: bool | None
+    """PostgreSQL: do scheduled task instances wait to be queued? None: not read (a run is to
+    be evaluated, and its evaluation queues)."""
 
 
 @dataclass
@@ -108,6 +153,7 @@ class _RunWork:
     dag_id: str
     view: DagView
     tis: list[Any] = field(default_factory=list)
+    follow_up: bool = False  # a change other than none → scheduled (LoopStats.follow_up)
 
 
 class Scheduler:
@@ -134,6 +180,7 @@ class Scheduler:
         self._last_job_beat: datetime | None = None
         # Big runs evaluated lately: run key → monotonic time before which it waits.
         self._evaluate_after: dict[int, float] = {}
+        self._steps_after = 0.0  # monotonic time before which a busy loop skips extra steps
 
     def _heartbeat_job(self) -> None:
         """The scheduler's ``job`` row: a heartbeat every few seconds (health, HA peers)."""
@@ -178,12 +225,12 @@ class Scheduler:
             while not stop.is_set():
                 try:
                     self._heartbeat_job()
-                    stats = self.run_once()
+                    stats = self._pass()
                 except Exception as exc:
                     stop.wait(failures.failed(exc))
                     continue
                 failures.succeeded()
-                if stats.did_work:
+                if stats.another_pass_now:
                     continue
                 self._wake.wait(self._idle_wait())
                 self._wake.clear()
@@ -216,23 +263,49 @@ class Scheduler:
 
     # -- one loop ----------------------------------------------------------------------------
 
-    def run_once(self) -> LoopStats:
+    def _pass(self) -> LoopStats:
+        """One pass of the service loop: the extra steps only when due (``steps_every``)."""
+        steps = time.monotonic() >= self._steps_after
+        stats = self.run_once(steps=steps)
+        if steps and not stats.steps_worked:
+            self._steps_after = time.monotonic() + self.config.steps_every
+        return stats
+
+    def run_once(self, *, steps: bool = True) -> LoopStats:
         self._wake.clear()
         stats = LoopStats()
         now = self.clock()
-        for step in self.extra_steps:
-            stats.changed += step(self, now)
-        stats.started_runs = self._start_queued_runs(now)
-        changed, finished = self._schedule_running_runs(now)
-        stats.changed += changed
-        stats.finished_runs = finished
-        stats.queued = self._queue_scheduled(now)
+        for step in self.extra_steps if steps else ():
+            stats.steps_worked += step(self, now)
+        stats.changed += stats.steps_worked
+        probe = self._probe()
+        if probe.queued_runs:
+            stats.started_runs = self._start_queued_runs(now)
+        ev = self._schedule_running_runs(now, probe.wanted)
+        stats.changed += ev.changed
+        stats.finished_runs = ev.finished
+        stats.follow_up = ev.follow_up
+        # What the evaluation just scheduled was not in the probe's snapshot, unless the
+        # evaluation's own queueing saw every candidate.
+        candidates = (False if ev.queued_all else True if ev.changed else probe.candidates)
+        stats.queued = queue_scheduled(self, now, candidates=candidates)
         if self.config.only_runs is None and (
                 self._last_housekeeping is None
                 or now - self._last_housekeeping >= self.config.housekeeping_every):
             self._last_housekeeping = now
             stats.reaped = self.reap(now)
         return stats
+
+    def _probe(self) -> _Probe:
+        """What this pass has to do, read in one snapshot (each read transaction costs two
+        round trips on PostgreSQL): queued runs to start, running runs to evaluate, and (where
+        queueing is a critical section of its own, PostgreSQL) whether anything waits to be
+        queued. A step that finds nothing takes no write lock."""
+        with read_snapshot(self.engine) as conn:
+            queued = bool(run_repo.queued_runs_to_start(conn, 1))
+            wanted = self._runs_needing_work(conn)
+            candidates = (None if wanted else is_postgres(conn) and candidates_waiting(conn))
+        return _Probe(queued, wanted, candidates)
 
     def _idle_wait(self) -> float:
         """The idle sleep, shorter when a big run waits for its next evaluation."""
@@ -245,9 +318,6 @@ class Scheduler:
         return self.views.get(dag_id, dag_hash, lambda: dag_repo.get_serialized(conn, dag_id))
 
     def _start_queued_runs(self, now: datetime) -> int:
-        with read_snapshot(self.engine) as conn:
-            if not run_repo.queued_runs_to_start(conn, 1):
-                return 0
         with transaction(self.engine) as conn:
             queued = [r for r in run_repo.queued_runs_to_start(conn, self.config.max_runs_to_start)
                       if self.in_scope(r.id)]
@@ -263,16 +333,20 @@ class Scheduler:
                                          actor=ACTOR, now=now)
             return len(res.changed)
 
-    def _schedule_running_runs(self, now: datetime) -> tuple[int, int]:
+    def _schedule_running_runs(self, now: datetime, wanted: dict[int, str] | None = None
+                               ) -> _Evaluated:
+        """Evaluate the runs that need it (and queue what that scheduled, where it can)."""
         # Decide from a snapshot which runs need work; take the write lock only for those.
-        with read_snapshot(self.engine) as conn:
-            wanted = self._runs_needing_work(conn)
+        if wanted is None:
+            with read_snapshot(self.engine) as conn:
+                wanted = self._runs_needing_work(conn)
         started = time.monotonic()
         self._evaluate_after = {pk: t for pk, t in self._evaluate_after.items() if pk in wanted}
         wanted = {pk: d for pk, d in wanted.items()
                   if self._evaluate_after.get(pk, 0.0) <= started}
         if not wanted:
-            return 0, 0
+            return _Evaluated()
+        queued_all = False
         with transaction(self.engine) as conn:
             hashes = dag_repo.get_hashes(conn, {d for d in wanted.values()})
             work = {pk: _RunWork(pk, dag_id, self._view(conn, dag_id, hashes[dag_id]))
@@ -289,11 +363,14 @@ class Scheduler:
                 done.append((w, f))
                 changed += c
                 finished += f
-            queued = queue_in_evaluation(self, conn, now) if changed else []
+            queued: list[int] = []
+            if changed:
+                queued, queued_all = queue_in_evaluation(self, conn, now)
         if queued:
             self.executor.queue_workloads(queued)
         self._pace(done, started)
-        return changed + len(queued), finished
+        return _Evaluated(changed + len(queued), finished, queued_all,
+                          any(w.follow_up for w, _ in done))
 
     def _pace(self, done: list[tuple[_RunWork, int]], started: float) -> None:
         """Big runs whose evaluation was slow (each pass reads and weighs all their task
@@ -316,8 +393,8 @@ class Scheduler:
         ids = [r.id for r in runs]
         # Read only what decides (never every task instance of every running run: thousands
         # deferred or awaiting input cost nothing here).
-        present = ti_repo.runs_in_states(conn, ids, _NEED_WORK)
-        idle = ti_repo.runs_without_states(conn, ids, [s.value for s in _UNFINISHED_BUSY])
+        present, idle = ti_repo.run_probes(conn, ids, _NEED_WORK,
+                                           [s.value for s in _UNFINISHED_BUSY])
         hashes = dag_repo.get_hashes(conn, [r.dag_id for r in runs])
         wanted: dict[int, str] = {}
         for r in runs:
@@ -398,11 +475,16 @@ class Scheduler:
         for n, target in planned.items():
             if n not in to_expand:
                 grouped[target].append(nodes.rows[n].id)
+        # Removals, due retries, fail_stop, revisions: changes that may give work at once.
+        w.follow_up = changed > 0
         for target, ids in grouped.items():
-            changed += len(door.set_task_instance_state(
+            n = len(door.set_task_instance_state(
                 conn, ids, frm=TI.NONE, to=target, actor=ACTOR, now=now).changed)
+            w.follow_up |= bool(n) and target is not TI.SCHEDULED
+            changed += n
         states.update({n: t for n, t in planned.items() if n not in to_expand})
         if to_expand:
+            w.follow_up = True
             changed += expand(conn, w.run_pk, nodes, to_expand, states=states,
                               max_map_length=self.config.max_map_length, actor=ACTOR, now=now)
             changed += settle_in_group(conn, nodes, to_expand, states=states,
@@ -453,10 +535,6 @@ class Scheduler:
             for t in tids:
                 states[t] = TI.SKIPPED
         return changed
-
-    def _queue_scheduled(self, now: datetime) -> int:
-        # Pools, priority, max_active_tasks per run, max_active_tis_per_dag: capacity.py.
-        return queue_scheduled(self, now)
 
     # -- housekeeping -------------------------------------------------------------------------
 
