@@ -19,7 +19,7 @@ Left out on purpose:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from statewright.core.states import (
@@ -92,10 +92,27 @@ def _leaves_for_run_state(
     return [ti for ti in tis if ti.task_id in leaf_ids and ti.state is not TI.REMOVED]
 
 
+def keeps_running(states: Iterable[TaskInstanceState], any_schedulable: bool) -> bool:
+    """True when ``decide_run_state`` returns ``None`` whatever the leaves: some task instance
+    is unfinished and the run is not deadlocked (one deferred or awaiting input, or
+    ``any_schedulable``). A big run's evaluation asks this first and builds the task views only
+    when the run may end."""
+    unfinished = False
+    for s in states:
+        if s in TI_UNFINISHED:
+            if s in _WAITING:
+                return True
+            unfinished = True
+    return unfinished and any_schedulable
+
+
+_WAITING = frozenset({TI.DEFERRED, TI.AWAITING_INPUT})
+
+
 def _is_deadlocked(unfinished: Sequence[TaskView], any_schedulable: bool) -> bool:
     """Airflow's ``unfinished.should_schedule and not are_runnable_tasks`` (deferred ones and
     ones awaiting a person's input wait: the run is running, not stuck)."""
-    if any(ti.state in (TI.DEFERRED, TI.AWAITING_INPUT) for ti in unfinished):
+    if any(ti.state in _WAITING for ti in unfinished):
         return False
     return bool(unfinished) and not any_schedulable
 

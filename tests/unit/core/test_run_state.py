@@ -3,13 +3,18 @@ _stop_remaining_tasks."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from statewright.core.run_state import (
     SCHEDULABLE_STATES,
     TaskView,
     decide_run_state,
     fail_stop_targets,
+    keeps_running,
 )
 from statewright.core.states import TI_TERMINAL, TI_UNFINISHED, DagRunState, TaskInstanceState
 
@@ -150,3 +155,17 @@ def test_fail_stop_excludes_the_failing_task_whatever_its_state() -> None:
 
 def test_fail_stop_with_nothing_left() -> None:
     assert fail_stop_targets(_tis(a=TI.FAILED, b=TI.SUCCESS)) == ([], [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list(TI)), min_size=1, max_size=8),
+       st.booleans(), st.data())
+def test_keeps_running_answers_as_decide_run_state(states: list[TaskInstanceState],
+                                                   any_schedulable: bool, data: Any) -> None:
+    """The scheduler asks ``keeps_running`` before building a view of every task instance:
+    it must be True exactly when ``decide_run_state`` keeps the run running, whatever the
+    leaves."""
+    tis = [TaskView(f"t{i}", s) for i, s in enumerate(states)]
+    leaves = data.draw(st.sets(st.sampled_from([t.task_id for t in tis])))
+    decided = decide_run_state(tis, leaves, any_schedulable=any_schedulable)
+    assert keeps_running(states, any_schedulable) is (decided is None)

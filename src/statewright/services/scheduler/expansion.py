@@ -17,6 +17,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import Connection
@@ -37,6 +39,7 @@ from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.dag_view import DagView
 
 log = logging.getLogger("statewright.scheduler")
+_BY_TASK_AND_INDEX = attrgetter("task_id", "map_index")
 
 
 @dataclass
@@ -51,11 +54,13 @@ class RunNodes:
     @classmethod
     def build(cls, view: DagView, tis: list[Any]) -> RunNodes:
         nodes = cls(view)
-        for t in sorted(tis, key=lambda r: (r.task_id, r.map_index)):
-            label = ti_label(t.task_id, t.map_index)
-            nodes.rows[label] = t
-            nodes.task_of[label] = t.task_id
-            nodes.of_task[t.task_id].append(label)
+        rows, task_of, of_task = nodes.rows, nodes.task_of, nodes.of_task
+        for t in sorted(tis, key=_BY_TASK_AND_INDEX):
+            task_id, index = t.task_id, t.map_index
+            label = task_id if index < 0 else ti_label(task_id, index)
+            rows[label] = t
+            task_of[label] = task_id
+            of_task[task_id].append(label)
         return nodes
 
     def labels(self, task_ids: Any) -> list[str]:
@@ -74,12 +79,16 @@ class RunNodes:
         def counted(n: str) -> bool:
             return self.rows[n].map_index < 0 or states.get(n) is not TI.REMOVED
 
-        per_task = {tid: tuple(n for n in self.labels(t.upstream) if counted(n))
+        # Each task's counted instances; an unmapped task's one instance always counts.
+        kept = {tid: ns if len(ns) == 1 and ns[0] == tid else tuple(n for n in ns if counted(n))
+                for tid, ns in self.of_task.items()}
+        per_task = {tid: tuple(chain.from_iterable(kept.get(u, ()) for u in t.upstream))
                     for tid, t in self.view.tasks.items()}
         out = {n: per_task.get(tid, ()) for n, tid in self.task_of.items()}
-        for n, tid in self.task_of.items():
-            task = self.view.tasks.get(tid)
-            if task is not None and task.mapped_task_group is not None:
+        for tid, task in self.view.tasks.items():
+            if task.mapped_task_group is None:
+                continue
+            for n in self.of_task.get(tid, ()):
                 out[n] = self._in_group_upstream(n, task.upstream, task.mapped_task_group,
                                                  counted)
         return out

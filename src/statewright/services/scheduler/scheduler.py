@@ -30,7 +30,7 @@ from sqlalchemy import Connection, Engine
 from statewright.core.clock import Clock, utcnow
 from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH, ti_label
 from statewright.core.run_state import TaskView as RunTaskView
-from statewright.core.run_state import decide_run_state, fail_stop_targets
+from statewright.core.run_state import decide_run_state, fail_stop_targets, keeps_running
 from statewright.core.scheduling import plan_dependencies
 from statewright.core.states import RUN, TI, TaskInstanceState
 from statewright.core.transitions import Actor
@@ -413,13 +413,14 @@ class Scheduler:
         view = w.view
         # Task instances are keyed by label: ``task``, or ``task[i]`` for map index i.
         nodes = RunNodes.build(view, w.tis)
-        states: dict[str, TaskInstanceState] = {n: TI(t.state) for n, t in nodes.rows.items()}
+        states: dict[str, TaskInstanceState] = {n: _TI_OF[t.state] for n, t in nodes.rows.items()}
         changed = 0
 
         # Tasks that the DAG no longer has: their unfinished instances are removed.
-        gone = [t for t in w.tis if t.task_id not in view.tasks
-                and TI(t.state) in (TI.NONE, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
-                                   TI.AWAITING_INPUT)]
+        gone = [] if view.tasks.keys() >= nodes.of_task.keys() else [
+            t for t in w.tis if t.task_id not in view.tasks
+            and TI(t.state) in (TI.NONE, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
+                                TI.AWAITING_INPUT)]
         for state in {TI(t.state) for t in gone}:
             ids = [t.id for t in gone if TI(t.state) is state]
             changed += len(door.set_task_instance_state(
@@ -490,13 +491,15 @@ class Scheduler:
                                        actor=ACTOR, now=now)
 
         # The run's state, from its leaves (teardowns ignored unless on_failure_fail_dagrun).
+        any_schedulable = bool(planned) or any(
+            s not in (TI.NONE,) for s in states.values() if s in _UNFINISHED_ALL) or any(
+            states.get(n) is TI.NONE for n in nodes.labels(blocked))  # waits for the previous run
+        if keeps_running(states.values(), any_schedulable):
+            return changed, 0  # what decide_run_state would say, without a view of each
         tis_view = [RunTaskView(n, s) for n, s in states.items()]
         task_of = {n: _task_of(n, nodes) for n in states}
         leaves = {n for n in states
                   if task_of[n] in view.run_state_leaves or task_of[n] not in view.tasks}
-        any_schedulable = bool(planned) or any(
-            s not in (TI.NONE,) for s in states.values() if s in _UNFINISHED_ALL) or any(
-            states.get(n) is TI.NONE for n in nodes.labels(blocked))  # waits for the previous run
         decided = decide_run_state(tis_view, leaves, any_schedulable=any_schedulable)
         if decided is None:
             return changed, 0
@@ -551,6 +554,7 @@ def _task_of(label: str, nodes: RunNodes) -> str:
     return nodes.task_of.get(label) or label.rsplit("[", 1)[0]
 
 
+_TI_OF = {s.value: s for s in TI}
 _NO_WAKE = frozenset({TI.RUNNING.value})
 # A run whose task instances include one of these has scheduling work (failed: under fail_stop).
 _NEED_WORK = (TI.NONE.value, TI.UP_FOR_RETRY.value, TI.UP_FOR_RESCHEDULE.value, TI.FAILED.value)
