@@ -17,13 +17,13 @@ ti = task_instance.c
 
 
 def for_runs(conn: Connection, run_ids: Sequence[int]) -> list[Any]:
-    """The scheduling view of every task instance of the given runs."""
+    """The scheduling view of every task instance of the given runs: what the evaluation reads
+    (read for every task instance of a run on each evaluation: no column more)."""
     if not run_ids:
         return []
     return list(conn.execute(
         select(ti.id, ti.dag_run_id, ti.task_id, ti.map_index, ti.state, ti.try_number,
-               ti.max_tries, ti.next_retry_at, ti.reschedule_date, ti.priority_weight, ti.pool,
-               ti.pool_slots)
+               ti.next_retry_at, ti.reschedule_date)
         .where(ti.dag_run_id.in_(list(run_ids)))
         .order_by(ti.dag_run_id, ti.task_id, ti.map_index)
     ).all())

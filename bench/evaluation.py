@@ -1,0 +1,119 @@
+"""The scheduler's evaluation of one running run, alone (not a test).
+
+A run half done is evaluated again and again (each time in a transaction rolled back), as the
+scheduler evaluates a run on each pass while it has task instances waiting in ``none``:
+
+- ``chain``: a chain of N tasks, the first half succeeded, the next one running;
+- ``join``: N tasks (half succeeded, half scheduled) and one task downstream of all of them.
+
+For each, the median CPU time of reading the run's task instances (``read_ms``) and of the
+evaluation itself (``evaluate_ms``: trigger rules, due retries, the run's state). SQLite in a
+temporary folder. Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import text
+
+from statewright.core.transitions import Actor
+from statewright.db.engine import make_engine, transaction
+from statewright.db.migrate import migrate
+from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import task_instances as ti_repo
+from statewright.sdk import DAG, EmptyOperator, chain
+from statewright.services.dag_processor.sync import FileSync, ImportOutcome
+from statewright.services.dag_runs import trigger_dag
+from statewright.services.dag_view import DagViewCache
+from statewright.services.scheduler.scheduler import Scheduler, _RunWork
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+class _NoExecutor:
+    identity = "none"
+
+    def slots_available(self) -> int:
+        return 0
+
+    def queue_workloads(self, ti_ids: Any) -> None:
+        pass
+
+
+def _run(engine: Any, dag_id: str, n: int, shape: str) -> int:
+    with DAG(dag_id, max_active_tasks=1_000_000) as dag:
+        tasks = [EmptyOperator(task_id=f"t{i}") for i in range(n)]
+        if shape == "chain":
+            chain(*tasks)
+        else:
+            tasks >> EmptyOperator(task_id="join")
+    fileloc = f"/bench/{dag_id}.py"
+    with transaction(engine) as conn:
+        FileSync(conn, now=NOW, folder_prefix="/bench/", present_files={fileloc},
+                 paused_at_creation=False).file(
+            fileloc, ImportOutcome(fileloc, dags=[dag.serialize()]), mtime=0.0, size=0,
+            content_hash=dag_id)
+        dag_repo.set_paused(conn, dag_id, False)
+        trigger_dag(conn, dag_id, now=NOW, actor=Actor.USER, run_id="r")
+        run_pk = int(conn.execute(text("SELECT id FROM dag_run WHERE dag_id = :d"),
+                                  {"d": dag_id}).scalar_one())
+        # Set-up of the benchmark's starting point, not a scheduling decision.
+        conn.execute(text("UPDATE dag_run SET state = 'running' WHERE id = :r"), {"r": run_pk})
+        done = [f"t{i}" for i in range(n // 2)]
+        rest = "running" if shape == "chain" else "scheduled"
+        conn.execute(text("UPDATE task_instance SET state = 'success' WHERE dag_run_id = :r "
+                          "AND task_id IN (SELECT value FROM json_each(:ids))"),
+                     {"r": run_pk, "ids": json.dumps(done)})
+        waiting = [f"t{n // 2}"] if shape == "chain" else [f"t{i}" for i in range(n // 2, n)]
+        conn.execute(text(f"UPDATE task_instance SET state = '{rest}' WHERE dag_run_id = :r "
+                          "AND task_id IN (SELECT value FROM json_each(:ids))"),
+                     {"r": run_pk, "ids": json.dumps(waiting)})
+    return run_pk
+
+
+def measure(engine: Any, n: int, shape: str, repeat: int) -> dict[str, Any]:
+    dag_id = f"{shape}_{n}"
+    run_pk = _run(engine, dag_id, n, shape)
+    scheduler = Scheduler(engine, _NoExecutor(), views=DagViewCache())  # type: ignore[arg-type]
+    with engine.connect() as conn:
+        dag_hash = dag_repo.get_hashes(conn, [dag_id])[dag_id]
+    reads, evaluations = [], []
+    for _ in range(repeat):
+        with engine.connect() as conn:
+            tx = conn.begin()
+            t0 = time.process_time()
+            work = _RunWork(run_pk, dag_id, scheduler._view(conn, dag_id, dag_hash))
+            work.tis = list(ti_repo.for_runs(conn, [run_pk]))
+            t1 = time.process_time()
+            scheduler._schedule_run(conn, work, NOW)
+            t2 = time.process_time()
+            tx.rollback()
+        reads.append(t1 - t0)
+        evaluations.append(t2 - t1)
+    return {"read_ms": round(statistics.median(reads) * 1000, 3),
+            "evaluate_ms": round(statistics.median(evaluations) * 1000, 3)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")],
+                   default=[100, 1000, 10000])
+    p.add_argument("--repeat", type=int, default=20)
+    args = p.parse_args()
+    engine = make_engine(f"sqlite:///{tempfile.mkdtemp(prefix='statewright-bench-')}/b.db")
+    migrate(engine)
+    out: dict[str, Any] = {"benchmark": "evaluation", "database": "sqlite"}
+    for shape in ("chain", "join"):
+        out[shape] = {str(n): measure(engine, n, shape, args.repeat) for n in args.sizes}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
