@@ -22,6 +22,7 @@ from statewright.core.states import TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.engine import read_snapshot, transaction
+from statewright.db.repositories import pools as pool_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.sdk import DAG, EmptyOperator
 from statewright.services.dag_runs import trigger_dag
@@ -184,3 +185,18 @@ def test_one_probe_answers_both_questions(pg_engine: Engine) -> None:
                      ti_repo.runs_without_states(conn, [run_pk, run_pk + 1], busy))
         assert both == apart
     assert both == ({run_pk: {"none"}}, {run_pk, run_pk + 1})
+
+
+def test_the_evaluations_pool_lock_turns_on_index_reads(pg_engine: Engine) -> None:
+    """The evaluation queues after ``try_lock_for_queueing``, whose one statement also has the
+    rest of its transaction read through indexes (and only that transaction)."""
+    with transaction(pg_engine) as conn:
+        conn.execute(text("INSERT INTO pool (name, slots, include_deferred) "
+                          "VALUES ('default_pool', 128, false)"))
+    with transaction(pg_engine) as conn:
+        assert conn.execute(text("SHOW enable_seqscan")).scalar_one() == "on"
+        assert pool_repo.try_lock_for_queueing(conn) is True
+        assert conn.execute(text("SHOW enable_seqscan")).scalar_one() == "off"
+        assert conn.execute(text("SHOW enable_bitmapscan")).scalar_one() == "off"
+    with pg_engine.connect() as conn:
+        assert conn.execute(text("SHOW enable_seqscan")).scalar_one() == "on"

@@ -64,7 +64,9 @@ _TRY_LOCK_ALL = select(
     select(func.count()).select_from(pool).scalar_subquery(),
     select(func.count()).select_from(
         select(pool.c.name).order_by(pool.c.name).with_for_update(skip_locked=True).subquery()
-    ).scalar_subquery())
+    ).scalar_subquery(),
+    func.set_config("enable_seqscan", "off", True),
+    func.set_config("enable_bitmapscan", "off", True))
 
 
 def lock_for_queueing(conn: Connection) -> None:
@@ -80,10 +82,12 @@ def try_lock_for_queueing(conn: Connection) -> bool:
     """``lock_for_queueing`` without waiting: True when this transaction now holds every pool
     row (always on SQLite). On PostgreSQL the rows another transaction holds are skipped, not
     waited for; False then, and the caller must not count or queue (the rows it did lock are
-    held until its transaction ends, which it does without waiting on anything else)."""
+    held until its transaction ends, which it does without waiting on anything else). The same
+    statement has the rest of the transaction read through indexes, as queueing does
+    (``engine.index_reads``): one round trip for both."""
     if conn.dialect.name != "postgresql":
         return True
-    total, locked = conn.execute(_TRY_LOCK_ALL).one()
+    total, locked, *_ = conn.execute(_TRY_LOCK_ALL).one()
     return bool(locked == total)
 
 

@@ -148,8 +148,8 @@ def queue_scheduled(scheduler: Scheduler, now: datetime, *, candidates: bool | N
     return len(changed)
 
 
-def queue_in_evaluation(scheduler: Scheduler, conn: Any, now: datetime
-                        ) -> tuple[list[int], bool]:
+def queue_in_evaluation(scheduler: Scheduler, conn: Any, now: datetime,
+                        views: Mapping[str, Any] | None = None) -> tuple[list[int], bool]:
     """Queue what fits inside the write transaction of the evaluation that just scheduled task
     instances, so that a link of a chain costs one transaction less; the caller hands what
     changed to the executor after commit. Returns (what was queued, whether the choice saw
@@ -160,14 +160,14 @@ def queue_in_evaluation(scheduler: Scheduler, conn: Any, now: datetime
     (``queue_scheduled``), and it may not wait for them: it holds task-instance rows, and a
     scheduler in the critical section may be waiting for one of those. So it takes the pool
     rows only if no one holds them (``try_lock_for_queueing``); otherwise it queues nothing
-    and the critical section of this pass does."""
+    and the critical section of this pass does. ``views``: the DAG views the evaluation read
+    in this transaction, by DAG id (not read again)."""
     if not getattr(scheduler, "_default_pool_checked", False):
         return [], False
     slots = scheduler.executor.slots_available()
-    if slots <= 0 or not pool_repo.try_lock_for_queueing(conn):
+    if slots <= 0 or not pool_repo.try_lock_for_queueing(conn):  # index reads from here on
         return [], False
-    index_reads(conn)
-    chosen = _choose(scheduler, conn, slots)
+    chosen = _choose(scheduler, conn, slots, views)
     # Nor may it wait for a chosen row that another evaluation holds (that one may be waiting
     # for a row of this run): those are left to the next pass.
     lockable = sched_repo.lock_unheld(conn, chosen)
@@ -200,7 +200,8 @@ def _mark_queued(scheduler: Scheduler, conn: Any, chosen: list[int], now: dateti
         values={"executor": getattr(scheduler.executor, "identity", None)}).changed
 
 
-def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
+def _choose(scheduler: Scheduler, conn: Any, slots: int,
+            known: Mapping[str, Any] | None = None) -> list[int]:
     # The candidates first: most loops of a busy scheduler find some, and an idle one stops
     # after this one read. (A full pool's candidates are left out from the second round on.)
     first = sched_repo.queue_candidates(conn, slots * 4)
@@ -209,7 +210,7 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int) -> list[int]:
     stats = pool_repo.slot_stats(conn, scheduled=False)
     pool_open = {name: s.open for name, s in stats.items()}
     pool_total = {name: s.slots for name, s in stats.items()}
-    views: dict[str, Any] = {}
+    views: dict[str, Any] = dict(known or {})
     run_active: dict[int, int] = {}
     task_active: dict[tuple[str, str], int] = {}
     run_task_active: dict[tuple[int, str], int] = {}

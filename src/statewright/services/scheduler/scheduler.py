@@ -284,10 +284,11 @@ class Scheduler:
         stats.changed += ev.changed
         stats.finished_runs = ev.finished
         stats.follow_up = ev.follow_up
-        # What the evaluation just scheduled was not in the probe's snapshot, unless the
-        # evaluation's own queueing saw every candidate.
-        candidates = (False if ev.queued_all else True if ev.changed else probe.candidates)
-        stats.queued = queue_scheduled(self, now, candidates=candidates)
+        # What the evaluation just scheduled was not in the probe's snapshot; nothing is left
+        # to queue when the evaluation's own queueing saw every candidate.
+        if not ev.queued_all:
+            stats.queued = queue_scheduled(
+                self, now, candidates=True if ev.changed else probe.candidates)
         if self.config.only_runs is None and (
                 self._last_housekeeping is None
                 or now - self._last_housekeeping >= self.config.housekeeping_every):
@@ -364,7 +365,8 @@ class Scheduler:
                 finished += f
             queued: list[int] = []
             if changed:
-                queued, queued_all = queue_in_evaluation(self, conn, now)
+                queued, queued_all = queue_in_evaluation(
+                    self, conn, now, {w.dag_id: w.view for w in work.values()})
         if queued:
             self.executor.queue_workloads(queued)
         self._pace(done, started)
