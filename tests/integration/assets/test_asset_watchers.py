@@ -160,3 +160,40 @@ def test_a_raising_trigger_is_recorded_backed_off_and_rearmed(
     assert h.events() == []
     config = WatcherConfig(backoff_seconds=1.0, backoff_max_seconds=300.0)
     assert [backoff(n, config) for n in (1, 2, 3, 10)] == [1.0, 2.0, 4.0, 300.0]
+
+
+def test_an_event_the_database_did_not_take_is_recorded_on_the_next_pass(
+        assets_harness: Callable, triggerer: TriggererJob, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watcher's event taken from its source is kept when writing it fails (the database
+    restarting) and recorded by a later pass, once."""
+    from statewright.services.triggerer import watchers as watchers_module
+
+    h = assets_harness()
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    asset = Asset("file:///inbox", watchers=[AssetWatcher(
+        "inbox", DirectoryFileTrigger(str(inbox), pattern="*.csv", poke_interval=0.05))])
+    h.sync(watched("on_files", asset))
+    until(lambda: len(triggerer.watchers) == 1, triggerer)
+    real, failed = watchers_module.record, []
+
+    def down_once(*args: Any, **kwargs: Any) -> Any:
+        if not failed:
+            failed.append(1)
+            raise ConnectionError("the database restarts")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(watchers_module, "record", down_once)
+    (inbox / "a.csv").write_text("1")
+    deadline = time.monotonic() + 20
+    while not failed:
+        assert time.monotonic() < deadline, "the watcher never fired"
+        try:
+            triggerer.run_once()
+        except ConnectionError:
+            pass
+        time.sleep(0.02)
+    assert h.events(asset.name) == []
+    events = until(lambda: h.events(asset.name), triggerer)
+    assert [Path(e["extra"]["payload"]["path"]).name for e in events] == ["a.csv"]

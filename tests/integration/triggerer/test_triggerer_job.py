@@ -287,3 +287,38 @@ def test_a_big_claim_is_logged_in_one_line(
     claimed = [r.message for r in caplog.records if r.message.startswith("Claimed")]
     assert len(claimed) == 1, claimed
     assert claimed[0].startswith("Claimed 25 triggers (25 ") and " ids " in claimed[0]
+
+
+def test_an_event_the_database_did_not_take_is_written_on_the_next_pass(
+        engine: Engine, triggerer: TriggererJob, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trigger fires once: when writing its event fails (the database restarting), the event
+    is kept and written by a later pass, so its task does not wait in deferred for ever."""
+    from statewright.services.triggerer import job as job_module
+
+    ids = make_run(engine, 2)
+    defer(engine, list(ids.values()), _soon)
+    real = job_module.apply_events
+    failures: list[int] = []
+
+    def down_once(*args: Any, **kwargs: Any) -> Any:
+        if not failures:
+            failures.append(1)
+            raise ConnectionError("the database restarts")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(job_module, "apply_events", down_once)
+    deadline, raised = time.monotonic() + 10, 0
+    while not failures:  # the triggers fire; writing their events fails once
+        assert time.monotonic() < deadline, "the triggers never fired"
+        try:
+            triggerer.run_once()
+        except ConnectionError:
+            raised += 1
+        time.sleep(0.02)
+    assert raised == 1
+    assert all(ti_row(engine, pk).state == "deferred" for pk in ids.values())
+    _run_until(triggerer, lambda: all(ti_row(engine, pk).state == "scheduled"
+                                      for pk in ids.values()))
+    for pk in ids.values():
+        assert _history(engine, pk)[-1] == ("deferred", "scheduled", "triggerer")
+

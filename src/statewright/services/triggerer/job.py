@@ -291,9 +291,17 @@ class TriggererJob:
                      for o in batch if o.kind == FIRED]
             failures = [Failure(o.trigger_id, o.error or "trigger failed", o.traceback)
                         for o in batch if o.kind != FIRED]
-            with transaction(self.engine) as conn:
-                applied = apply_events(conn, fired, failures, now=self.clock(),
-                                       triggerer_id=self.job_id)
+            try:
+                with transaction(self.engine) as conn:
+                    applied = apply_events(conn, fired, failures, now=self.clock(),
+                                           triggerer_id=self.job_id)
+            except Exception:
+                # Not written (the database out of reach): a trigger fires once, so its event
+                # is kept for the next pass, not lost with its task waiting in deferred for
+                # ever. Applying is a compare-and-set on ``deferred`` by the trigger's owner:
+                # an event whose transaction committed after all is found stale then.
+                self.runner.give_back(batch)
+                raise
             self._log_outcomes(batch, applied.stale)
             fired_n += len(fired)
             failed_n += len(failures)

@@ -203,6 +203,11 @@ class TriggerRunner:
             out.append(self._outbox.popleft())
         return out
 
+    def give_back(self, outcomes: Sequence[Outcome]) -> None:
+        """Put outcomes taken with ``drain`` back at the head of the outbox, in order: their
+        write failed (the database out of reach) and the next one takes them again."""
+        self._outbox.extendleft(reversed(outcomes))
+
     def has_outcomes(self) -> bool:
         return bool(self._outbox)
 

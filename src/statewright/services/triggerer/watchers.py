@@ -171,14 +171,20 @@ class WatcherSupervisor:
             counts: dict[int, int] = {}
             for i in events:
                 counts[i.watcher_id] = counts.get(i.watcher_id, 0) + 1
-            with transaction(self.engine) as conn:
-                record(conn, [self._event(i) for i in events if i.watcher_id in self._rows],
-                       now)
-                watcher_repo.record_events(conn, counts, now)
-                for i in batch:
-                    if i.error is not None:
-                        retry = now + timedelta(seconds=backoff(i.failures, self.config))
-                        watcher_repo.record_failure(conn, i.watcher_id, i.error, retry, now)
+            try:
+                with transaction(self.engine) as conn:
+                    record(conn, [self._event(i) for i in events if i.watcher_id in self._rows],
+                           now)
+                    watcher_repo.record_events(conn, counts, now)
+                    for i in batch:
+                        if i.error is not None:
+                            retry = now + timedelta(seconds=backoff(i.failures, self.config))
+                            watcher_repo.record_failure(conn, i.watcher_id, i.error, retry, now)
+            except Exception:
+                # Not written (the database out of reach): kept for the next pass, in order.
+                # A message the watcher took from its source is not lost.
+                self._outbox.extendleft(reversed(batch))
+                raise
             total += len(events)
         return total
 
