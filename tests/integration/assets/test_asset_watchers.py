@@ -78,14 +78,20 @@ def watched(dag_id: str, asset: Asset) -> DAG:
     return dag
 
 
-def test_a_file_appearing_in_a_directory_triggers_the_consumer(
-        assets_harness: Callable, triggerer: TriggererJob, tmp_path: Path) -> None:
-    h = assets_harness()
+def _watched_inbox(h: Any, tmp_path: Path) -> tuple[Path, Asset]:
+    """A folder whose new ``*.csv`` files are events of an asset that ``on_files`` is on."""
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     asset = Asset("file:///inbox", watchers=[AssetWatcher(
         "inbox", DirectoryFileTrigger(str(inbox), pattern="*.csv", poke_interval=0.05))])
     h.sync(watched("on_files", asset))
+    return inbox, asset
+
+
+def test_a_file_appearing_in_a_directory_triggers_the_consumer(
+        assets_harness: Callable, triggerer: TriggererJob, tmp_path: Path) -> None:
+    h = assets_harness()
+    inbox, asset = _watched_inbox(h, tmp_path)
     (inbox / "a.csv").write_text("1")
     (inbox / "ignored.txt").write_text("x")
     first = until(lambda: h.events(asset.name), triggerer)
@@ -170,11 +176,7 @@ def test_an_event_the_database_did_not_take_is_recorded_on_the_next_pass(
     from statewright.services.triggerer import watchers as watchers_module
 
     h = assets_harness()
-    inbox = tmp_path / "inbox"
-    inbox.mkdir()
-    asset = Asset("file:///inbox", watchers=[AssetWatcher(
-        "inbox", DirectoryFileTrigger(str(inbox), pattern="*.csv", poke_interval=0.05))])
-    h.sync(watched("on_files", asset))
+    inbox, asset = _watched_inbox(h, tmp_path)
     until(lambda: len(triggerer.watchers) == 1, triggerer)
     real, failed = watchers_module.record, []
 
