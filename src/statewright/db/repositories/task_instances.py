@@ -7,11 +7,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, text, tuple_, update
+from sqlalchemy import (
+    Connection,
+    and_,
+    bindparam,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    tuple_,
+    update,
+)
 
 from statewright.core.states import TI
 from statewright.db.repositories import dag_versions
-from statewright.db.tables import dag_run, task_instance, task_instance_history
+from statewright.db.tables import dag_run, state_transition, task_instance, task_instance_history
 
 ti = task_instance.c
 
@@ -22,11 +33,42 @@ def for_runs(conn: Connection, run_ids: Sequence[int]) -> list[Any]:
     if not run_ids:
         return []
     return list(conn.execute(
-        select(ti.id, ti.dag_run_id, ti.task_id, ti.map_index, ti.state, ti.try_number,
-               ti.next_retry_at, ti.reschedule_date)
+        select(*_scheduling_columns())
         .where(ti.dag_run_id.in_(list(run_ids)))
         .order_by(ti.dag_run_id, ti.task_id, ti.map_index)
     ).all())
+
+
+def _scheduling_columns() -> list[Any]:
+    return [ti.id, ti.dag_run_id, ti.task_id, ti.map_index, ti.state, ti.try_number,
+            ti.next_retry_at, ti.reschedule_date]
+
+
+def changed_since(conn: Connection, after_id: int, also: Sequence[int] = (), *, limit: int
+                  ) -> list[Any]:
+    """History rows above ``after_id`` (and those of the ids ``also``), oldest first, at most
+    ``limit``: each its id (``history_id``) and, for a task instance's row, that task
+    instance's scheduling view now (the columns of ``for_runs``; NULL for a DAG run's row)."""
+    st = state_transition.c
+    since = st.id > after_id
+    if also:
+        since = or_(since, st.id.in_(list(also)))
+    return list(conn.execute(
+        select(st.id.label("history_id"), *_scheduling_columns())
+        .select_from(state_transition.outerjoin(
+            task_instance, and_(st.entity == "task_instance", ti.id == st.entity_id)))
+        .where(since).order_by(st.id).limit(limit)
+    ).all())
+
+
+def history_ids_near_top(conn: Connection, window: int) -> list[int]:
+    """The ids of the newest ``window`` history ids' range (``max - window`` exclusive to
+    ``max``) that exist now: where a reader of the history starts, and which ids below it
+    it has not seen (transactions not yet committed)."""
+    st = state_transition.c
+    top = select(func.max(st.id)).scalar_subquery()
+    return [r[0] for r in conn.execute(
+        select(st.id).where(st.id > top - window).order_by(st.id)).all()]
 
 
 def state_counts_by_run(conn: Connection, run_ids: Sequence[int]) -> dict[int, dict[str, int]]:

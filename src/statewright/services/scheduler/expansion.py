@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import chain
@@ -128,7 +128,7 @@ def upstream_values(conn: Connection, run_pk: int, view: DagView, task_ids: list
 
 
 def expand(conn: Connection, run_pk: int, nodes: RunNodes, labels: list[str], *,
-           states: dict[str, TaskInstanceState], max_map_length: int, actor: Actor,
+           states: MutableMapping[str, TaskInstanceState], max_map_length: int, actor: Actor,
            now: datetime) -> int:
     """Expand the mapped tasks ``labels`` (unexpanded, dependencies met); update ``states``."""
     changed = 0
@@ -166,7 +166,7 @@ def expand(conn: Connection, run_pk: int, nodes: RunNodes, labels: list[str], *,
 
 
 def revise(conn: Connection, run_pk: int, nodes: RunNodes,
-           planned: dict[str, TaskInstanceState], *, states: dict[str, TaskInstanceState],
+           planned: dict[str, TaskInstanceState], *, states: MutableMapping[str, TaskInstanceState],
            max_map_length: int, actor: Actor, now: datetime) -> int:
     """A mapped task cleared as a whole (every instance back in ``none``, dependencies met
     again) is counted again, as Airflow's ``_revise_map_indexes_if_mapped``: more items add
@@ -230,7 +230,7 @@ def waiting_in_group(nodes: RunNodes, labels: list[str],
 
 
 def _expand_depth_first(conn: Connection, row: Any, length: int, *,
-                        states: dict[str, TaskInstanceState], actor: Actor,
+                        states: MutableMapping[str, TaskInstanceState], actor: Actor,
                         now: datetime) -> int:
     """Expand a task of a mapped task group that has an upstream in the group: the row becomes
     map index 0 (``scheduled``); map indexes 1 .. length-1 are created in ``none``, each then
@@ -253,7 +253,8 @@ def _expand_depth_first(conn: Connection, row: Any, length: int, *,
 
 
 def settle_in_group(conn: Connection, nodes: RunNodes, labels: list[str], *,
-                    states: dict[str, TaskInstanceState], actor: Actor, now: datetime) -> int:
+                    states: MutableMapping[str, TaskInstanceState], actor: Actor,
+                    now: datetime) -> int:
     """Just expanded tasks (``labels``) of a mapped task group with an upstream in the group:
     instance 0, ``scheduled`` by the expansion, is skipped or set upstream_failed at once when
     its trigger rule fails over instance 0 of that upstream (and its upstream outside)."""

@@ -19,20 +19,16 @@ import os
 import socket
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from sqlalchemy import Connection, Engine
 
 from statewright.core.clock import Clock, utcnow
-from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH, ti_label
-from statewright.core.run_state import TaskView as RunTaskView
-from statewright.core.run_state import decide_run_state, fail_stop_targets, keeps_running
-from statewright.core.scheduling import plan_dependencies
-from statewright.core.states import RUN, TI, TaskInstanceState
+from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH
+from statewright.core.states import RUN, TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.engine import is_postgres, read_snapshot, transaction
@@ -48,16 +44,8 @@ from statewright.services.scheduler.capacity import (
     queue_in_evaluation,
     queue_scheduled,
 )
-from statewright.services.scheduler.expansion import (
-    RunNodes,
-    expand,
-    label_map,
-    revise,
-    settle_in_group,
-    waiting_in_group,
-)
-from statewright.services.scheduler.past import blocked_by_past
-from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
+from statewright.services.scheduler.evaluation import RunWork, schedule_run
+from statewright.services.scheduler.run_index import RunIndex
 
 log = logging.getLogger("statewright.scheduler")
 HOSTNAME = socket.gethostname()
@@ -146,15 +134,6 @@ class _Probe:
     be evaluated, and its evaluation queues)."""
 
 
-@dataclass
-class _RunWork:
-    run_pk: int
-    dag_id: str
-    view: DagView
-    tis: list[Any] = field(default_factory=list)
-    follow_up: bool = False  # a change other than none → scheduled (LoopStats.follow_up)
-
-
 class Scheduler:
     def __init__(
         self,
@@ -180,6 +159,7 @@ class Scheduler:
         # Big runs evaluated lately: run key → monotonic time before which it waits.
         self._evaluate_after: dict[int, float] = {}
         self._steps_after = 0.0  # monotonic time before which a busy loop skips extra steps
+        self.index = RunIndex()  # the running runs' task instances, refreshed from the history
 
     def _heartbeat_job(self) -> None:
         """The scheduler's ``job`` row: a heartbeat every few seconds (health, HA peers)."""
@@ -346,49 +326,59 @@ class Scheduler:
                   if self._evaluate_after.get(pk, 0.0) <= started}
         if not wanted:
             return _Evaluated()
-        queued_all = False
-        with transaction(self.engine) as conn:
-            hashes = dag_repo.get_hashes(conn, {d for d in wanted.values()})
-            work = {pk: _RunWork(pk, dag_id, self._view(conn, dag_id, hashes[dag_id]))
-                    for pk, dag_id in wanted.items() if dag_id in hashes}
-            for row in ti_repo.for_runs(conn, list(work)):
-                work[row.dag_run_id].tis.append(row)
-            changed = 0
-            finished = 0
-            done: list[tuple[_RunWork, int]] = []
-            for w in work.values():
-                if run_repo.get(conn, w.run_pk).state != RUN.RUNNING.value:
-                    continue
-                c, f = self._schedule_run(conn, w, now)
-                done.append((w, f))
-                changed += c
-                finished += f
-            queued: list[int] = []
-            if changed:
-                queued, queued_all = queue_in_evaluation(
-                    self, conn, now, {w.dag_id: w.view for w in work.values()})
+        try:
+            done, changed, queued, queued_all = self._evaluate(wanted, now)
+        except BaseException:
+            self.index.forget()  # what it read since may not have been acted on
+            raise
         if queued:
             self.executor.queue_workloads(queued)
         self._pace(done, started)
-        return _Evaluated(changed + len(queued), finished, queued_all,
+        return _Evaluated(changed + len(queued), sum(f for _, f in done), queued_all,
                           any(w.follow_up for w, _ in done))
 
-    def _pace(self, done: list[tuple[_RunWork, int]], started: float) -> None:
+    def _evaluate(self, wanted: dict[int, str], now: datetime
+                  ) -> tuple[list[tuple[RunWork, int]], int, list[int], bool]:
+        """One transaction: the runs' task instances (``run_index``), their evaluation
+        (``evaluation.schedule_run``), and the queueing of what it scheduled where it can."""
+        queued_all = False
+        with transaction(self.engine) as conn:
+            hashes = dag_repo.get_hashes(conn, {d for d in wanted.values()})
+            views = {pk: self._view(conn, dag_id, hashes[dag_id])
+                     for pk, dag_id in wanted.items() if dag_id in hashes}
+            entries = self.index.entries_for(conn, views)
+            changed = 0
+            done: list[tuple[RunWork, int]] = []
+            for pk, view in views.items():
+                if run_repo.get(conn, pk).state != RUN.RUNNING.value:
+                    continue
+                w = RunWork(pk, wanted[pk], view, entries[pk])
+                c, f = schedule_run(self, conn, w, now)
+                done.append((w, f))
+                changed += c
+            queued: list[int] = []
+            if changed:
+                queued, queued_all = queue_in_evaluation(
+                    self, conn, now, {wanted[pk]: v for pk, v in views.items()})
+        return done, changed, queued, queued_all
+
+    def _pace(self, done: list[tuple[RunWork, int]], started: float) -> None:
         """Big runs whose evaluation was slow (each pass reads and weighs all their task
         instances, under the write lock) wait as long again before the next one, so that
         queueing, whose cost does not grow with the run, keeps the loop busy meanwhile. The
         time is the whole step's, shared by its runs in proportion to their task instances."""
         took = time.monotonic() - started
-        total = sum(len(w.tis) for w, _ in done) or 1
+        total = sum(w.entry.size for w, _ in done) or 1
         for w, finished in done:
             self._evaluate_after.pop(w.run_pk, None)
-            share = took * len(w.tis) / total
-            if (not finished and self.config.big_run and len(w.tis) >= self.config.big_run
+            share = took * w.entry.size / total
+            if (not finished and self.config.big_run and w.entry.size >= self.config.big_run
                     and share > self.config.big_run_evaluation):
                 self._evaluate_after[w.run_pk] = time.monotonic() + share
 
     def _runs_needing_work(self, conn: Connection) -> dict[int, str]:
         runs = [r for r in run_repo.running_runs(conn) if self.in_scope(r.id)]
+        self.index.retain(r.id for r in runs)
         if not runs:
             return {}
         ids = [r.id for r in runs]
@@ -411,135 +401,6 @@ class Scheduler:
                 wanted[r.id] = r.dag_id
         return wanted
 
-    def _schedule_run(self, conn: Connection, w: _RunWork, now: datetime) -> tuple[int, int]:
-        view = w.view
-        # Task instances are keyed by label: ``task``, or ``task[i]`` for map index i.
-        nodes = RunNodes.build(view, w.tis)
-        states: dict[str, TaskInstanceState] = {n: _TI_OF[t.state] for n, t in nodes.rows.items()}
-        changed = 0
-
-        # Tasks that the DAG no longer has: their unfinished instances are removed.
-        gone = [] if view.tasks.keys() >= nodes.of_task.keys() else [
-            t for t in w.tis if t.task_id not in view.tasks
-            and TI(t.state) in (TI.NONE, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
-                                TI.AWAITING_INPUT)]
-        for state in {TI(t.state) for t in gone}:
-            ids = [t.id for t in gone if TI(t.state) is state]
-            changed += len(door.set_task_instance_state(
-                conn, ids, frm=state, to=TI.REMOVED, actor=ACTOR, now=now).changed)
-        for t in gone:
-            states[ti_label(t.task_id, t.map_index)] = TI.REMOVED
-
-        # Due retries and reschedules go back to scheduled (same dependencies held before).
-        due: dict[TaskInstanceState, list[int]] = defaultdict(list)
-        for n, t in nodes.rows.items():
-            s = states[n]
-            if s is TI.UP_FOR_RETRY and (t.next_retry_at is None or t.next_retry_at <= now):
-                due[s].append(t.id)
-                states[n] = TI.SCHEDULED
-            elif s is TI.UP_FOR_RESCHEDULE and (
-                t.reschedule_date is None or t.reschedule_date <= now
-            ):
-                due[s].append(t.id)
-                states[n] = TI.SCHEDULED
-        for s, ids in due.items():
-            changed += len(door.set_task_instance_state(
-                conn, ids, frm=s, to=TI.SCHEDULED, actor=ACTOR, now=now).changed)
-
-        # fail_stop: a failed task stops the rest of the run.
-        if view.fail_stop and any(s is TI.FAILED for s in states.values()):
-            changed += self._fail_stop(conn, w, nodes, states, now)
-
-        # Trigger rules: every instance of a task depends on every instance of its upstreams.
-        order = [n for n in nodes.order() if n in states]
-        blocked = blocked_by_past(
-            conn, w.run_pk, view,
-            {tid: states[ns[0]] for tid, ns in nodes.of_task.items() if len(ns) == 1})
-        planned = plan_dependencies(
-            order,
-            nodes.upstream(states),
-            {n: view.tasks[nodes.task_of[n]].trigger_rule for n in order},
-            states,
-            blocked=frozenset(nodes.labels(blocked)),
-            setups=frozenset(nodes.labels(view.setups)),
-            indirect_setups=label_map(view.indirect_setups, nodes),
-        )
-        # A mapped task whose dependencies are met expands instead of being scheduled; one
-        # cleared as a whole is counted again.
-        changed += revise(conn, w.run_pk, nodes, planned, states=states,
-                          max_map_length=self.config.max_map_length, actor=ACTOR, now=now)
-        to_expand = [n for n, target in planned.items()
-                     if target is TI.SCHEDULED and nodes.unexpanded(n)]
-        for n in waiting_in_group(nodes, to_expand, states):
-            to_expand.remove(n)
-            del planned[n]
-        grouped: dict[TaskInstanceState, list[int]] = defaultdict(list)
-        for n, target in planned.items():
-            if n not in to_expand:
-                grouped[target].append(nodes.rows[n].id)
-        # Removals, due retries, fail_stop, revisions: changes that may give work at once.
-        w.follow_up = changed > 0
-        for target, ids in grouped.items():
-            n = len(door.set_task_instance_state(
-                conn, ids, frm=TI.NONE, to=target, actor=ACTOR, now=now).changed)
-            w.follow_up |= bool(n) and target is not TI.SCHEDULED
-            changed += n
-        states.update({n: t for n, t in planned.items() if n not in to_expand})
-        if to_expand:
-            w.follow_up = True
-            changed += expand(conn, w.run_pk, nodes, to_expand, states=states,
-                              max_map_length=self.config.max_map_length, actor=ACTOR, now=now)
-            changed += settle_in_group(conn, nodes, to_expand, states=states,
-                                       actor=ACTOR, now=now)
-
-        # The run's state, from its leaves (teardowns ignored unless on_failure_fail_dagrun).
-        any_schedulable = bool(planned) or any(
-            s not in (TI.NONE,) for s in states.values() if s in _UNFINISHED_ALL) or any(
-            states.get(n) is TI.NONE for n in nodes.labels(blocked))  # waits for the previous run
-        if keeps_running(states.values(), any_schedulable):
-            return changed, 0  # what decide_run_state would say, without a view of each
-        tis_view = [RunTaskView(n, s) for n, s in states.items()]
-        task_of = {n: _task_of(n, nodes) for n in states}
-        leaves = {n for n in states
-                  if task_of[n] in view.run_state_leaves or task_of[n] not in view.tasks}
-        decided = decide_run_state(tis_view, leaves, any_schedulable=any_schedulable)
-        if decided is None:
-            return changed, 0
-        message = None
-        if decided is RUN.FAILED and any(s in _UNFINISHED_ALL for s in states.values()):
-            message = "deadlock: unfinished task instances can never be scheduled"
-        res = door.set_dag_run_state(conn, w.run_pk, frm=RUN.RUNNING, to=decided, actor=ACTOR,
-                                     now=now, message=message)
-        if res.changed:  # the DAG's on_success / on_failure callback, run by an executor
-            enqueue_run_callbacks(conn, res.changed, state=decided, serialized=view.raw, now=now,
-                                  reason=message)
-        return changed, len(res.changed)
-
-    def _fail_stop(self, conn: Connection, w: _RunWork, nodes: RunNodes,
-                   states: dict[str, TaskInstanceState], now: datetime) -> int:
-        to_fail, to_skip = fail_stop_targets([RunTaskView(t, s) for t, s in states.items()],
-                                             teardown_task_ids=nodes.labels(w.view.teardowns))
-        by_task = nodes.rows
-        changed = 0
-        if to_fail:
-            pairs = [(by_task[t].id, by_task[t].try_number) for t in to_fail]
-            changed += len(door.set_task_instance_state(
-                conn, [], fenced=pairs, frm=TI.RUNNING, to=TI.FAILED, actor=ACTOR, now=now,
-                message="stopped: another task failed and the DAG has fail_stop").changed)
-            for t in to_fail:
-                states[t] = TI.FAILED
-        groups: dict[TaskInstanceState, list[str]] = defaultdict(list)
-        for t in to_skip:
-            groups[states[t]].append(t)
-        for s, tids in groups.items():
-            res = door.set_task_instance_state(
-                conn, [by_task[t].id for t in tids], frm=s, to=TI.SKIPPED, actor=ACTOR, now=now,
-                message="stopped: another task failed and the DAG has fail_stop")
-            changed += len(res.changed)
-            for t in tids:
-                states[t] = TI.SKIPPED
-        return changed
-
     # -- housekeeping (``housekeeping.py``) -------------------------------------------------
 
     def reap(self, now: datetime) -> int:
@@ -551,18 +412,8 @@ class Scheduler:
         return housekeeping.recover(self, now)
 
 
-def _task_of(label: str, nodes: RunNodes) -> str:
-    """The task of a label (instances created by an expansion in this pass included)."""
-    return nodes.task_of.get(label) or label.rsplit("[", 1)[0]
-
-
-_TI_OF = {s.value: s for s in TI}
 _NO_WAKE = frozenset({TI.RUNNING.value})
 # A run whose task instances include one of these has scheduling work (failed: under fail_stop).
 _NEED_WORK = (TI.NONE.value, TI.UP_FOR_RETRY.value, TI.UP_FOR_RESCHEDULE.value, TI.FAILED.value)
 _UNFINISHED_BUSY = (TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN,
                     TI.AWAITING_INPUT)
-_UNFINISHED_ALL = frozenset(
-    {TI.NONE, TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
-     TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN, TI.AWAITING_INPUT}
-)
