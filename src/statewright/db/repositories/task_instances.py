@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Connection,
@@ -27,16 +27,31 @@ from statewright.db.tables import dag_run, state_transition, task_instance, task
 ti = task_instance.c
 
 
-def for_runs(conn: Connection, run_ids: Sequence[int]) -> list[Any]:
+class SchedulingRow(NamedTuple):
+    """What the scheduler's evaluation reads of a task instance (a plain tuple: a big run's
+    evaluation reads these fields tens of thousands of times, ten times faster than a row's)."""
+
+    id: int
+    dag_run_id: int
+    task_id: str
+    map_index: int
+    state: str
+    try_number: int
+    next_retry_at: datetime | None
+    reschedule_date: datetime | None
+
+
+def for_runs(conn: Connection, run_ids: Sequence[int]) -> list[SchedulingRow]:
     """The scheduling view of every task instance of the given runs: what the evaluation reads
-    (read for every task instance of a run on each evaluation: no column more)."""
+    (read for every task instance of a run when it is read whole: no column more), in the
+    order of run, task and map index."""
     if not run_ids:
         return []
-    return list(conn.execute(
+    return list(map(SchedulingRow._make, conn.execute(
         select(*_scheduling_columns())
         .where(ti.dag_run_id.in_(list(run_ids)))
         .order_by(ti.dag_run_id, ti.task_id, ti.map_index)
-    ).all())
+    ).all()))
 
 
 def _scheduling_columns() -> list[Any]:
@@ -45,20 +60,21 @@ def _scheduling_columns() -> list[Any]:
 
 
 def changed_since(conn: Connection, after_id: int, also: Sequence[int] = (), *, limit: int
-                  ) -> list[Any]:
+                  ) -> list[tuple[int, SchedulingRow | None]]:
     """History rows above ``after_id`` (and those of the ids ``also``), oldest first, at most
-    ``limit``: each its id (``history_id``) and, for a task instance's row, that task
-    instance's scheduling view now (the columns of ``for_runs``; NULL for a DAG run's row)."""
+    ``limit``: each its id and, for a task instance's row, that task instance's scheduling view
+    now (``for_runs``; ``None`` for a DAG run's row)."""
     st = state_transition.c
     since = st.id > after_id
     if also:
         since = or_(since, st.id.in_(list(also)))
-    return list(conn.execute(
-        select(st.id.label("history_id"), *_scheduling_columns())
+    rows = conn.execute(
+        select(st.id, *_scheduling_columns())
         .select_from(state_transition.outerjoin(
             task_instance, and_(st.entity == "task_instance", ti.id == st.entity_id)))
         .where(since).order_by(st.id).limit(limit)
-    ).all())
+    ).all()
+    return [(r[0], None if r[1] is None else SchedulingRow._make(r[1:])) for r in rows]
 
 
 def history_ids_near_top(conn: Connection, window: int) -> list[int]:

@@ -76,6 +76,13 @@ class RunNodes:
         of the counts too). Inside a mapped task group, instance ``i`` depends only on instance
         ``i`` of an upstream in the same group, and the unexpanded instance only on that
         upstream's unexpanded one (Airflow's relevant upstream map indexes)."""
+        tasks = self.view.tasks
+        if not self.view.mapped and all(n == tid for n, tid in self.task_of.items()):
+            # One instance per task, labelled by its task id: the DAG's own upstreams (a task
+            # without an instance in this run is no one's upstream: the planning leaves out
+            # labels without a state).
+            return {n: tasks[n].upstream if n in tasks else () for n in self.task_of}
+
         def counted(n: str) -> bool:
             return self.rows[n].map_index < 0 or states.get(n) is not TI.REMOVED
 

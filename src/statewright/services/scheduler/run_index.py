@@ -214,11 +214,11 @@ class RunIndex:
             self._start(conn, now)
             return
         if conn.dialect.name == "postgresql":
-            self._track_gaps([r.history_id for r in rows], now)
+            self._track_gaps([i for i, _ in rows], now)
         elif rows:
-            self.cursor = max(self.cursor, rows[-1].history_id)
-        for row in rows:
-            if row.id is None:
+            self.cursor = max(self.cursor, rows[-1][0])
+        for _, row in rows:
+            if row is None:
                 continue
             entry = self.entries.get(row.dag_run_id)
             if entry is not None and not entry.apply(row):
