@@ -64,17 +64,23 @@ def changed_since(conn: Connection, after_id: int, also: Sequence[int] = (), *, 
     """History rows above ``after_id`` (and those of the ids ``also``), oldest first, at most
     ``limit``: each its id and, for a task instance's row, that task instance's scheduling view
     now (``for_runs``; ``None`` for a DAG run's row)."""
-    st = state_transition.c
-    since = st.id > after_id
+    params: dict[str, Any] = {"after": after_id, "limit": limit}
     if also:
-        since = or_(since, st.id.in_(list(also)))
-    rows = conn.execute(
-        select(st.id, *_scheduling_columns())
-        .select_from(state_transition.outerjoin(
-            task_instance, and_(st.entity == "task_instance", ti.id == st.entity_id)))
-        .where(since).order_by(st.id).limit(limit)
-    ).all()
+        params["also"] = list(also)
+    rows = conn.execute(_changed_since(bool(also)), params).all()
     return [(r[0], None if r[1] is None else SchedulingRow._make(r[1:])) for r in rows]
+
+
+@functools.cache
+def _changed_since(with_also: bool) -> Any:
+    st = state_transition.c
+    since = st.id > bindparam("after")
+    if with_also:
+        since = or_(since, st.id.in_(bindparam("also", expanding=True)))
+    return (select(st.id, *_scheduling_columns())
+            .select_from(state_transition.outerjoin(
+                task_instance, and_(st.entity == "task_instance", ti.id == st.entity_id)))
+            .where(since).order_by(st.id).limit(bindparam("limit")))
 
 
 def history_ids_near_top(conn: Connection, window: int) -> list[int]:

@@ -23,9 +23,11 @@ older than ``gap_ttl`` (a transaction rolled back) makes every run be read whole
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -166,11 +168,12 @@ class RunIndex:
             e.fresh = False
         whole = [pk for pk, view in views.items() if self._stale(pk, view, now)]
         if whole:
-            rows: dict[int, list[Any]] = {pk: [] for pk in whole}
-            for row in ti_repo.for_runs(conn, whole):
-                rows[row.dag_run_id].append(row)
-            for pk in whole:
-                self.entries[pk] = RunEntry.build(pk, views[pk], rows[pk], now)
+            with _collector_paused():
+                rows: dict[int, list[Any]] = {pk: [] for pk in whole}
+                for row in ti_repo.for_runs(conn, whole):
+                    rows[row.dag_run_id].append(row)
+                for pk in whole:
+                    self.entries[pk] = RunEntry.build(pk, views[pk], rows[pk], now)
         return {pk: self.entries[pk] for pk in views}
 
     def _stale(self, run_pk: int, view: DagView, now: float) -> bool:
@@ -181,7 +184,8 @@ class RunIndex:
     def read_whole(self, conn: Connection, run_pk: int, view: DagView) -> RunEntry:
         """The run read whole now (in this transaction; kept only if it commits: see
         ``forget``)."""
-        entry = RunEntry.build(run_pk, view, ti_repo.for_runs(conn, [run_pk]), self.clock())
+        with _collector_paused():
+            entry = RunEntry.build(run_pk, view, ti_repo.for_runs(conn, [run_pk]), self.clock())
         self.entries[run_pk] = entry
         return entry
 
@@ -253,3 +257,18 @@ class RunIndex:
             for i in expired:
                 del self.gaps[i]
             self.entries.clear()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a run is read whole. Reading 10,000 task
+    instances allocates some 100,000 containers, which starts full collections over every
+    object of the process (the DAG views included): they doubled the read's time. What the
+    read allocates holds no reference cycles, so nothing is left for the collector to free."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
