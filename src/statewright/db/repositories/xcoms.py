@@ -9,11 +9,15 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, tuple_
 
+from statewright.db.bulk import chunks
 from statewright.db.tables import xcom
 
 # Written and read with every finished and every started try: built once, run with parameters.
 _INSERT_XCOM = insert(xcom)
 RETURN_KEY = "return_value"
+ROW_VALUES_PER_STATEMENT = 1000
+"""At most this many ``(run, task)`` row values in one ``IN`` list: PostgreSQL's parser runs
+out of stack ("stack depth limit exceeded") near 10,000 (a task below 10,000 upstreams)."""
 
 
 @functools.cache
@@ -66,9 +70,8 @@ def _delete_instances() -> Any:
 def clear_tasks(conn: Connection, triples: Iterable[tuple[int, str, int]]) -> None:
     """Every value of these (dag_run_id, task_id, map_index): a new try starts without the
     last one's."""
-    wanted = list(set(triples))
-    if wanted:
-        conn.execute(_delete_instances(), {"triples": wanted})
+    for part in chunks(list(set(triples)), ROW_VALUES_PER_STATEMENT):
+        conn.execute(_delete_instances(), {"triples": part})
 
 
 @functools.cache
@@ -83,13 +86,11 @@ def get_values(conn: Connection, pairs: Iterable[tuple[int, str]]
                ) -> dict[tuple[int, str], dict[int, dict[str, Any]]]:
     """(dag_run_id, task_id) → map index → every key it stored → value (its return value
     under ``return_value``); map indexes in ascending order."""
-    wanted = list(set(pairs))
-    if not wanted:
-        return {}
     out: dict[tuple[int, str], dict[int, dict[str, Any]]] = {}
-    for r in conn.execute(_get_all(), {"pairs": wanted}).all():
-        out.setdefault((r.dag_run_id, r.task_id), {}).setdefault(r.map_index, {})[r.key] = \
-            r.value
+    for part in chunks(list(set(pairs)), ROW_VALUES_PER_STATEMENT):
+        for r in conn.execute(_get_all(), {"pairs": part}).all():
+            out.setdefault((r.dag_run_id, r.task_id), {}).setdefault(r.map_index, {})[r.key] = \
+                r.value
     return out
 
 
