@@ -20,7 +20,7 @@ from statewright.core.mapping import ti_label
 from statewright.core.run_state import TaskView as RunTaskView
 from statewright.core.run_state import decide_run_state, fail_stop_targets, keeps_running
 from statewright.core.scheduling import plan_changed, plan_dependencies
-from statewright.core.states import RUN, TI, TaskInstanceState
+from statewright.core.states import RUN, TI, TI_UNFINISHED, TaskInstanceState
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.services.dag_view import DagView
@@ -32,7 +32,7 @@ from statewright.services.scheduler.expansion import (
     waiting_in_group,
 )
 from statewright.services.scheduler.past import blocked_by_past
-from statewright.services.scheduler.run_index import RunEntry
+from statewright.services.scheduler.run_index import STATE_OF, RunEntry
 from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def _goes_on(e: RunEntry, states: States, planned: dict[str, TaskInstanceState],
     assert isinstance(states, ChainMap)
     counts = _counts_now(e, states.maps[0])
     any_schedulable = bool(planned) or any(states.get(n) is TI.NONE for n in blocked) or any(
-        k > 0 for st, k in counts.items() if st in _UNFINISHED_ALL and st is not TI.NONE)
+        k > 0 for st, k in counts.items() if st in TI_UNFINISHED and st is not TI.NONE)
     return keeps_running([st for st, k in counts.items() if k > 0], any_schedulable)
 
 
@@ -138,7 +138,7 @@ def _run_state(conn: Connection, w: RunWork, states: States,
     decided from the whole run."""
     nodes, view = w.entry.nodes, w.view
     any_schedulable = bool(planned) or any(
-        st is not TI.NONE for st in states.values() if st in _UNFINISHED_ALL) or any(
+        st is not TI.NONE for st in states.values() if st in TI_UNFINISHED) or any(
         states.get(n) is TI.NONE for n in blocked)  # waits for the previous run
     if keeps_running(states.values(), any_schedulable):
         return 0  # what decide_run_state would say, without a view of each
@@ -150,7 +150,7 @@ def _run_state(conn: Connection, w: RunWork, states: States,
     if decided is None:
         return 0
     message = None
-    if decided is RUN.FAILED and any(st in _UNFINISHED_ALL for st in states.values()):
+    if decided is RUN.FAILED and any(st in TI_UNFINISHED for st in states.values()):
         message = "deadlock: unfinished task instances can never be scheduled"
     res = door.set_dag_run_state(conn, w.run_pk, frm=RUN.RUNNING, to=decided, actor=ACTOR,
                                  now=now, message=message)
@@ -178,10 +178,10 @@ def _remove_gone(conn: Connection, e: RunEntry, states: States, now: datetime) -
     if view.tasks.keys() >= nodes.of_task.keys():
         return 0
     gone = [t for t in nodes.rows.values() if t.task_id not in view.tasks
-            and _TI_OF[t.state] in (TI.NONE, TI.SCHEDULED, TI.UP_FOR_RETRY,
+            and STATE_OF[t.state] in (TI.NONE, TI.SCHEDULED, TI.UP_FOR_RETRY,
                                     TI.UP_FOR_RESCHEDULE, TI.AWAITING_INPUT)]
     changed = 0
-    for state in {_TI_OF[t.state] for t in gone}:
+    for state in {STATE_OF[t.state] for t in gone}:
         ids = [t.id for t in gone if t.state == state.value]
         changed += len(door.set_task_instance_state(
             conn, ids, frm=state, to=TI.REMOVED, actor=ACTOR, now=now).changed)
@@ -236,10 +236,3 @@ def _fail_stop(conn: Connection, w: RunWork, nodes: RunNodes, states: States,
 def _task_of(label: str, nodes: RunNodes) -> str:
     """The task of a label (instances created by an expansion in this pass included)."""
     return nodes.task_of.get(label) or label.rsplit("[", 1)[0]
-
-
-_TI_OF = {s.value: s for s in TI}
-_UNFINISHED_ALL = frozenset(
-    {TI.NONE, TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
-     TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN, TI.AWAITING_INPUT}
-)

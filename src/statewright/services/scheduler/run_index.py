@@ -41,7 +41,8 @@ from statewright.db.repositories import transitions_log
 from statewright.services.dag_view import DagView
 from statewright.services.scheduler.expansion import RunNodes, label_map
 
-_TI_OF = {s.value: s for s in TI}
+STATE_OF = {s.value: s for s in TI}
+"""A stored state's value → its state (a dict lookup: read for every task instance)."""
 _WAITING = frozenset({TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE})
 
 
@@ -79,7 +80,7 @@ class RunEntry:
     @classmethod
     def build(cls, run_pk: int, view: DagView, rows: list[Any], read_at: float) -> RunEntry:
         nodes = RunNodes.build(view, rows)
-        states = {n: _TI_OF[t.state] for n, t in nodes.rows.items()}
+        states = {n: STATE_OF[t.state] for n, t in nodes.rows.items()}
         e = cls(run_pk, view, nodes, states, read_at)
         e.label_of = {t.id: n for n, t in nodes.rows.items()}
         e.counts = Counter(states.values())
@@ -116,7 +117,7 @@ class RunEntry:
         nodes = self.nodes
         if nodes.rows[label].map_index != row.map_index:
             return False
-        old, new = self.states[label], _TI_OF[row.state]
+        old, new = self.states[label], STATE_OF[row.state]
         if (old is TI.REMOVED) != (new is TI.REMOVED):
             return False  # removed instances leave their downstreams' upstream counts
         nodes.rows[label] = row
