@@ -119,7 +119,8 @@ _EXTRA_TI: list[Edge[TaskInstanceState]] = [
     _ti(_T.NONE, _T.FAILED, "a mapped task cannot expand (not a list or dict, or too long), or "
         "a flow run crashed before its called task started (Crashed)"),
     _ti(_T.QUEUED, _T.SCHEDULED, "executor lost the task, or it sat queued past the timeout"),
-    _ti(_T.QUEUED, _T.FAILED, "the try could not start (DAG file failed to load), no retries"),
+    _ti(_T.QUEUED, _T.FAILED, "the try could not start (DAG file failed to load, or starting "
+        "it alone raised), no retries"),
     _ti(_T.QUEUED, _T.UP_FOR_RETRY, "the try could not start (DAG file failed to load)"),
     _ti(_T.RUNNING, _T.RESTARTING, "cleared while running: the try is killed", PEOPLE),
     _ti(_T.RUNNING, _T.SHUTDOWN, "cancel requested: the try is being killed"),

@@ -72,9 +72,10 @@ from statewright.services.worker.pool_parts import (
     close_pipes,
     notify,
 )
+from statewright.services.worker.step_parts import Written, is_transient, write_alone
 from statewright.services.worker.task_runner import HOSTNAME
 from statewright.services.worker.task_state import StateRequest
-from statewright.services.worker.workload import start_tries
+from statewright.services.worker.workload import fail_unstartable, start_tries
 
 log = logging.getLogger("statewright.worker.pool")
 
@@ -437,36 +438,31 @@ class TaskProcessPool:
         ids = [r.ti_id for r in requests]
         pids = {ti_id: idle[i].process.pid for i, ti_id in enumerate(ids)}
         fences = {r.ti_id: r.fence for r in requests if r.fence is not None}
-        reached: dict[int, Any] = {}
         try:
-            with transaction(self.engine) as conn:
-                now = self.clock()
-                if results:
-                    reached = apply_results(conn, [r for r, _ in results], now=now,
-                                            views=self.views)
-                if stopped:
-                    settle_stopped_tries(conn, stopped, now=now, actor=Actor.WORKER,
-                                         why="was killed")
-                workloads = start_tries(
-                    conn, ids, now=now, hostname=HOSTNAME, pids=pids, views=self.views,
-                    logs_folder=self.logs_folder, actor=self.start_actor,
-                    fences=fences) if ids else []
-        except Exception:
-            for r, on_done in results:
-                notify(on_done, Done(r.ti_id, UNAPPLIED, r.try_number))
-            for req in requests:
-                notify(req.on_done, Done(req.ti_id, START_FAILED))
-            raise
+            written = self._write(results, stopped, ids, pids, fences)
+        except Exception as exc:
+            if is_transient(exc):
+                for r, on_done in results:
+                    notify(on_done, Done(r.ti_id, UNAPPLIED, r.try_number))
+                for req in requests:
+                    notify(req.on_done, Done(req.ti_id, START_FAILED))
+                raise
+            log.exception("a pool step's transaction failed; writing each of its %d parts "
+                          "alone", len(results) + len(ids) + bool(stopped))
+            written = write_alone(self._write, self._fail_unstartable, results, stopped, ids,
+                                  pids, fences)
+        reached, workloads = written.reached, written.workloads
         for r, on_done in results:
             state = reached.get(r.ti_id)
-            notify(on_done, Done(r.ti_id, state.value if state is not None else LOST,
-                                  r.try_number))
+            outcome = (state.value if state is not None
+                       else UNAPPLIED if r.ti_id in written.unapplied else LOST)
+            notify(on_done, Done(r.ti_id, outcome, r.try_number))
         by_id = {w.ti_id: w for w in workloads}
         now_mono = time.monotonic()
         for i, req in enumerate(requests):
             w = by_id.get(req.ti_id)
-            if w is None:
-                notify(req.on_done, Done(req.ti_id, NOT_STARTED))
+            if w is None:  # not queued at its fence any more, or could not start
+                notify(req.on_done, Done(req.ti_id, written.ended.get(req.ti_id, NOT_STARTED)))
                 continue
             c = idle[i]
             with self._guard:
@@ -481,6 +477,28 @@ class TaskProcessPool:
                 c.conn.send(w)
             except (OSError, BrokenPipeError):
                 c.kill_reason = "send failed"
+
+    def _write(self, results: Sequence[tuple[TryResult, OnDone | None]],
+               stopped: Sequence[Any], ids: Sequence[int], pids: Mapping[int, int],
+               fences: Mapping[int, int]) -> Written:
+        """One transaction: apply the finished tries, settle the stopped ones, start the next."""
+        with transaction(self.engine) as conn:
+            now = self.clock()
+            reached = (apply_results(conn, [r for r, _ in results], now=now, views=self.views)
+                       if results else {})
+            if stopped:
+                settle_stopped_tries(conn, stopped, now=now, actor=Actor.WORKER,
+                                     why="was killed")
+            workloads = start_tries(
+                conn, ids, now=now, hostname=HOSTNAME, pids=pids, views=self.views,
+                logs_folder=self.logs_folder, actor=self.start_actor,
+                fences=fences) if ids else []
+        return Written(reached, workloads)
+
+    def _fail_unstartable(self, ti_id: int, fence: int | None, error: BaseException) -> bool:
+        with transaction(self.engine) as conn:
+            return fail_unstartable(conn, ti_id, fence=fence, now=self.clock(),
+                                    actor=self.start_actor, error=error)
 
     def _take(self, n: int) -> list[Request]:
         """Up to ``n`` pending requests, one per task instance: a second request for a task

@@ -150,6 +150,21 @@ def start_tries(
     return out
 
 
+def fail_unstartable(conn: Connection, ti_id: int, *, fence: int | None, now: datetime,
+                     actor: Actor, error: BaseException) -> bool:
+    """End a queued task instance whose try could not start even alone (its DAG's stored form
+    or an upstream's value cannot be read): ``failed``, with the error as the message, and no
+    retry (its next try would meet the same error, and a try that never started never counts
+    towards the retries). True when it was still queued (at ``fence``)."""
+    detail = str(getattr(error, "orig", None) or error).splitlines()[0][:300]
+    message = f"the try could not start: {type(error).__name__}: {detail}"
+    fenced = [(ti_id, fence)] if fence is not None else None
+    result = door.set_task_instance_state(
+        conn, [] if fenced else [ti_id], fenced=fenced, frm=TI.QUEUED, to=TI.FAILED,
+        actor=actor, now=now, message=message)
+    return bool(result.changed)
+
+
 _RETURN = "return_value"
 
 
