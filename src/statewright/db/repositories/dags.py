@@ -87,13 +87,13 @@ def _get_hashes(dialect: str) -> Any:
     # the serialized DAG before the hash (megabytes of overflow pages for a big DAG), and
     # SQLite's planner prefers the primary key's index (then the row) unless told.
     if dialect == "sqlite":
-        return text(f"SELECT dag_id, dag_hash FROM dag INDEXED BY {_HASH_INDEX} "
+        return text(f"SELECT dag_id, dag_hash FROM dag INDEXED BY {HASH_INDEX} "
                     "WHERE dag_id IN :ids").bindparams(bindparam("ids", expanding=True))
     return select(dag.c.dag_id, dag.c.dag_hash).where(
         dag.c.dag_id.in_(bindparam("ids", expanding=True)))
 
 
-_HASH_INDEX = "ix_dag_dag_id_dag_hash"  # migration 0017
+HASH_INDEX = "ix_dag_dag_id_dag_hash"  # migration 0017
 
 
 def get_hashes(conn: Connection, dag_ids: Iterable[str]) -> dict[str, str]:

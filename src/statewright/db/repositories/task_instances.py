@@ -13,6 +13,7 @@ from sqlalchemy import (
     bindparam,
     func,
     insert,
+    literal_column,
     or_,
     select,
     text,
@@ -22,7 +23,15 @@ from sqlalchemy import (
 
 from statewright.core.states import TI
 from statewright.db.repositories import dag_versions
-from statewright.db.tables import dag_run, state_transition, task_instance, task_instance_history
+from statewright.db.repositories.dags import HASH_INDEX
+from statewright.db.repositories.prev_runs import PREV_SUCCESS_KEYS
+from statewright.db.tables import (
+    dag,
+    dag_run,
+    state_transition,
+    task_instance,
+    task_instance_history,
+)
 
 ti = task_instance.c
 
@@ -195,22 +204,42 @@ def scheduled_to_queue(conn: Connection, limit: int) -> list[Any]:
 
 
 @functools.cache
-def _workloads() -> Any:
+def _workloads(dialect: str) -> Any:
+    # One statement for what starting a try reads: the task instance, its run, its DAG's hash
+    # (from the covering index, as ``dags.get_hashes``) and the DAG's previous successful run
+    # (the ``prev_*_success`` context keys). On PostgreSQL each statement is a round trip on
+    # the path from queued to running.
+    dag_hash: Any = select(dag.c.dag_hash).where(dag.c.dag_id == ti.dag_id).scalar_subquery()
+    if dialect == "sqlite":
+        dag_hash = literal_column(f"(SELECT dag_hash FROM dag INDEXED BY {HASH_INDEX} "
+                                  "WHERE dag.dag_id = task_instance.dag_id)")
+    earlier = dag_run.alias("earlier")
+    prev = dag_run.alias("prev")
+    prev_id = (select(earlier.c.id)
+               .where(earlier.c.dag_id == dag_run.c.dag_id, earlier.c.state == "success",
+                      earlier.c.logical_date < dag_run.c.logical_date)
+               .order_by(earlier.c.logical_date.desc()).limit(1).scalar_subquery())
     return (select(ti.id, ti.dag_id, ti.run_id, ti.task_id, ti.map_index, ti.dag_run_id,
                    ti.try_number, ti.max_tries, ti.next_method, ti.next_kwargs, ti.state,
                    ti.first_poke_at, ti.poke_count,
                    dag_run.c.logical_date, dag_run.c.data_interval_start,
                    dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type,
-                   dag_run.c.partition_key, dag_run.c.partition_date)
+                   dag_run.c.partition_key, dag_run.c.partition_date,
+                   dag_hash.label("dag_hash"),
+                   *(getattr(prev.c, column).label(key)
+                     for key, column in PREV_SUCCESS_KEYS.items()))
             .join(dag_run, dag_run.c.id == ti.dag_run_id)
+            .outerjoin(prev, prev.c.id == prev_id)
             .where(ti.id.in_(bindparam("ids", expanding=True))))
 
 
 def workloads(conn: Connection, ids: Sequence[int]) -> list[Any]:
-    """Everything a worker needs to run a try, joined with its run."""
+    """Everything a worker needs to run a try, joined with its run: also ``dag_hash`` (its
+    DAG's) and the ``prev_*_success`` values (``prev_runs.PREV_SUCCESS_KEYS``: those of the
+    DAG's latest successful run with an earlier logical date; None when there is none)."""
     if not ids:
         return []
-    return list(conn.execute(_workloads(), {"ids": list(ids)}).all())
+    return list(conn.execute(_workloads(conn.dialect.name), {"ids": list(ids)}).all())
 
 
 @functools.cache

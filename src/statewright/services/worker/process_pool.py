@@ -4,7 +4,8 @@ The supervisor (a thread of the process that owns the pool: the scheduler's loca
 a ``statewright celery-worker``) holds the database session; the task processes hold none. For
 each batch of submitted task instances it starts the tries (queued → running, one transaction,
 fenced on the try number when the caller gives one), sends each workload down a pipe to an idle
-task process, and applies the outcomes in batches (``outcome.apply_results``). A task process
+task process, and then applies the outcomes in batches (``outcome.apply_results``), in a
+transaction of their own, while the task processes run the tries just sent. A task process
 that dies (segfault, ``os._exit``, OOM kill) is replaced; its try ends ``Crashed``. A try past
 its ``execution_timeout`` is killed and ends ``TimedOut``. The supervisor heartbeats its running
 tries, and kills a try whose task instance is no longer running its try (marked, cleared,
@@ -72,7 +73,7 @@ from statewright.services.worker.pool_parts import (
     close_pipes,
     notify,
 )
-from statewright.services.worker.step_parts import Written, is_transient, write_alone
+from statewright.services.worker.step_parts import Written, write_guarded
 from statewright.services.worker.task_runner import HOSTNAME
 from statewright.services.worker.task_state import StateRequest
 from statewright.services.worker.workload import fail_unstartable, start_tries
@@ -278,7 +279,6 @@ class TaskProcessPool:
             result = self._collect(c, now_mono)
             if result is not None:
                 results.append((result, on_done))
-        # One transaction applies the finished tries and starts the next ones.
         self._grow()
         self._apply_and_dispatch(results)
         self._retire(time.monotonic())
@@ -430,34 +430,30 @@ class TaskProcessPool:
             c.memory = MemoryWatch()  # the fresh process's baseline comes after its first try
 
     def _apply_and_dispatch(self, results: list[tuple[TryResult, OnDone | None]]) -> None:
+        """Start the next tries and send them to the idle processes, then apply the finished
+        tries: two transactions, so the task processes run while the second one commits."""
         idle = [c for c in self._children if c.idle]
         requests = self._take(len(idle))
         stopped, self._stopped = self._stopped, []
-        if not requests and not results and not stopped:
-            return
+        failed: Exception | None = None
+        if requests:
+            try:
+                self._start_and_send(requests, idle)
+            except Exception as exc:  # passing: the finished tries are still applied
+                failed = exc
+        if results or stopped:
+            self._finish(results, stopped)
+        if failed is not None:
+            raise failed
+
+    def _start_and_send(self, requests: Sequence[Request], idle: Sequence[Child]) -> None:
         ids = [r.ti_id for r in requests]
         pids = {ti_id: idle[i].process.pid for i, ti_id in enumerate(ids)}
         fences = {r.ti_id: r.fence for r in requests if r.fence is not None}
-        try:
-            written = self._write(results, stopped, ids, pids, fences)
-        except Exception as exc:
-            if is_transient(exc):
-                for r, on_done in results:
-                    notify(on_done, Done(r.ti_id, UNAPPLIED, r.try_number))
-                for req in requests:
-                    notify(req.on_done, Done(req.ti_id, START_FAILED))
-                raise
-            log.exception("a pool step's transaction failed; writing each of its %d parts "
-                          "alone", len(results) + len(ids) + bool(stopped))
-            written = write_alone(self._write, self._fail_unstartable, results, stopped, ids,
-                                  pids, fences)
-        reached, workloads = written.reached, written.workloads
-        for r, on_done in results:
-            state = reached.get(r.ti_id)
-            outcome = (state.value if state is not None
-                       else UNAPPLIED if r.ti_id in written.unapplied else LOST)
-            notify(on_done, Done(r.ti_id, outcome, r.try_number))
-        by_id = {w.ti_id: w for w in workloads}
+        written = write_guarded(
+            self._write, self._fail_unstartable, [], [], ids, pids, fences,
+            if_passing=[(req.on_done, Done(req.ti_id, START_FAILED)) for req in requests])
+        by_id = {w.ti_id: w for w in written.workloads}
         now_mono = time.monotonic()
         for i, req in enumerate(requests):
             w = by_id.get(req.ti_id)
@@ -478,10 +474,22 @@ class TaskProcessPool:
             except (OSError, BrokenPipeError):
                 c.kill_reason = "send failed"
 
+    def _finish(self, results: Sequence[tuple[TryResult, OnDone | None]],
+                stopped: Sequence[Any]) -> None:
+        written = write_guarded(
+            self._write, self._fail_unstartable, results, stopped, [], {}, {},
+            if_passing=[(on_done, Done(r.ti_id, UNAPPLIED, r.try_number))
+                        for r, on_done in results])
+        for r, on_done in results:
+            state = written.reached.get(r.ti_id)
+            outcome = (state.value if state is not None
+                       else UNAPPLIED if r.ti_id in written.unapplied else LOST)
+            notify(on_done, Done(r.ti_id, outcome, r.try_number))
+
     def _write(self, results: Sequence[tuple[TryResult, OnDone | None]],
                stopped: Sequence[Any], ids: Sequence[int], pids: Mapping[int, int],
                fences: Mapping[int, int]) -> Written:
-        """One transaction: apply the finished tries, settle the stopped ones, start the next."""
+        """One transaction: apply the finished tries, settle the stopped ones, start tries."""
         with transaction(self.engine) as conn:
             now = self.clock()
             reached = (apply_results(conn, [r for r, _ in results], now=now, views=self.views)

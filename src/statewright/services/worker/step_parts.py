@@ -1,15 +1,16 @@
-"""A pool step whose one transaction failed, written part by part: one bad task instance ends
+"""A pool step's transaction that failed, written part by part: one bad task instance ends
 itself, not the batch it came in.
 
-A pool step applies the finished tries, settles the stopped ones and starts the next tries in
-one transaction. When that transaction fails for a reason the database would give again (a task
-instance whose DAG's stored form or upstream value cannot be read, a value the database refuses)
-rather than a passing one (the server unreachable, a lock timeout: ``is_transient``), failing
-the whole step again on every pass would keep every other task instance of the batch queued
-forever behind the one. So each part is written alone, in its own transaction: a finished try,
-the stopped tries, each try to start. A try that cannot start even alone ends ``failed`` with
-the error as its message (``workload.fail_unstartable``); a finished try whose outcome cannot
-be written is left to the zombie reaper, as when the database is unreachable.
+A pool step starts the next tries in one transaction and applies the finished tries (and
+settles the stopped ones) in another. When one of them fails for a reason the database would
+give again (a task instance whose DAG's stored form or upstream value cannot be read, a value
+the database refuses) rather than a passing one (the server unreachable, a lock timeout:
+``is_transient``), failing the whole transaction again on every pass would keep every other
+task instance of the batch queued forever behind the one. So each part is written alone, in its
+own transaction: a finished try, the stopped tries, each try to start. A try that cannot start
+even alone ends ``failed`` with the error as its message (``workload.fail_unstartable``); a
+finished try whose outcome cannot be written is left to the zombie reaper, as when the database
+is unreachable.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from statewright.core.states import TI
-from statewright.services.worker.pool_parts import NOT_STARTED, START_FAILED
+from statewright.services.worker.pool_parts import NOT_STARTED, START_FAILED, Done, notify
 
 log = logging.getLogger("statewright.worker.pool")
 
@@ -49,6 +50,25 @@ def is_transient(exc: BaseException) -> bool:
 Write = Callable[[Sequence[Any], Sequence[Any], Sequence[int], Mapping[int, int],
                   Mapping[int, int]], Written]
 FailUnstartable = Callable[[int, "int | None", BaseException], bool]
+
+
+def write_guarded(write: Write, fail_unstartable: FailUnstartable, results: Sequence[Any],
+                  stopped: Sequence[Any], ids: Sequence[int], pids: Mapping[int, int],
+                  fences: Mapping[int, int], *, if_passing: Sequence[tuple[Any, Done]]
+                  ) -> Written:
+    """``write`` (one of the pool step's transactions); when it fails with an error the
+    database would give again, each part written alone; when it fails with a passing one, the
+    submitters are told ``if_passing`` and the error is raised (the step is tried again)."""
+    try:
+        return write(results, stopped, ids, pids, fences)
+    except Exception as exc:
+        if is_transient(exc):
+            for on_done, done in if_passing:
+                notify(on_done, done)
+            raise
+        log.exception("a pool step's transaction failed; writing each of its %d parts alone",
+                      len(results) + len(ids) + bool(stopped))
+        return write_alone(write, fail_unstartable, results, stopped, ids, pids, fences)
 
 
 def write_alone(write: Write, fail_unstartable: FailUnstartable, results: Sequence[Any],

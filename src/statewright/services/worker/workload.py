@@ -14,9 +14,9 @@ from statewright.core.states import TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.repositories import dags as dag_repo
-from statewright.db.repositories import prev_runs
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
+from statewright.db.repositories.prev_runs import PREV_SUCCESS_KEYS
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.worker.asset_inputs import add_asset_events
 from statewright.services.worker.log_paths import log_path_for
@@ -85,8 +85,11 @@ def start_tries(
     fresh = [r.id for r in rows if not _continues_try(r)]
     resuming = [r.id for r in rows if _continues_try(r)]
     values: dict[str, Any] = {"hostname": hostname}
+    # Each started try gets its process: in the state change itself when it is the only one
+    # (a chain's next task: one statement less between queued and running), else below.
+    alone = rows[0].id in pids if len(rows) == 1 else False
     if pids:
-        values["pid"] = None  # each started try gets its process below
+        values["pid"] = pids[rows[0].id] if alone else None
     started: set[int] = set()
     if fresh:
         started |= set(door.set_task_instance_state(
@@ -106,8 +109,9 @@ def start_tries(
     rows = [r for r in rows if r.id in started]
     if not rows:
         return []
-    ti_repo.set_pids(conn, {pk: pids[pk] for pk in started if pk in pids})
-    hashes = dag_repo.get_hashes(conn, {r.dag_id for r in rows})
+    if not alone:
+        ti_repo.set_pids(conn, {pk: pids[pk] for pk in started if pk in pids})
+    hashes = {r.dag_id: r.dag_hash for r in rows}
     out: list[Workload] = []
     wanted: list[tuple[int, str]] = []
     plan: list[tuple[Any, DagView]] = []
@@ -123,7 +127,6 @@ def start_tries(
     xcom_repo.clear_tasks(conn, [(r.dag_run_id, r.task_id, r.map_index) for r in rows
                                  if not _continues_try(r) and r.try_number >= 1])
     stored = xcom_repo.get_values(conn, wanted)
-    prev = prev_runs.previous_success_values(conn, {(r.dag_id, r.logical_date) for r in rows})
     for r, view in plan:
         task = view.tasks.get(r.task_id)
         continues = _continues_try(r)
@@ -142,7 +145,7 @@ def start_tries(
             execution_timeout=task.execution_timeout if task else None,
             first_poke_at=r.first_poke_at if continues else None,
             poke_count=int(r.poke_count or 0) if continues else 0,
-            prev_success=prev[(r.dag_id, r.logical_date)],
+            prev_success={key: getattr(r, key) for key in PREV_SUCCESS_KEYS},
             map_index=r.map_index,
             mapped_upstreams=frozenset(u for u in xcoms if u in view.mapped),
         ))
