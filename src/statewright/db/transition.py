@@ -91,6 +91,8 @@ class TransitionResult:
     """Rows already in the target state: a repeated request answers as the first did."""
     lost: dict[int, str] = field(default_factory=dict)
     """Rows that were in another state (or another try) than the caller expected."""
+    versions: dict[int, int | None] = field(default_factory=dict)
+    """Task instances changed → the DAG version their try runs (as the change left it)."""
 
     @property
     def ok(self) -> bool:
@@ -552,6 +554,7 @@ def set_task_instance_state(
         rows = conn.execute(stmt, {**params, "w_from": f.value}).all()
         for row in rows:
             result.changed.append(row.id)
+            result.versions[row.id] = row.dag_version_id
             events.append(
                 TransitionEvent(ENTITY_TI, row.id, row.dag_id, row.run_id, row.task_id, f.value,
                                 to.value, row.state_name, row.try_number, actor.value, now,
@@ -630,7 +633,7 @@ def _ti_exprs(conn: Connection, keys: Collection[str], increment_try: bool) -> d
 
 _RETURNING = (task_instance.c.id, task_instance.c.dag_id, task_instance.c.run_id,
               task_instance.c.task_id, task_instance.c.try_number, task_instance.c.state_name,
-              task_instance.c.map_index)
+              task_instance.c.map_index, task_instance.c.dag_version_id)
 
 
 _ti_updates: dict[tuple[Any, ...], Any] = {}

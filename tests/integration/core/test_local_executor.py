@@ -134,6 +134,10 @@ def test_every_outcome_lands_in_its_state_and_the_pool_survives(running: dict[st
     # one history row per finished try; the retry kept both tries
     assert [(h.try_number, h.state) for h in history["flaky"]] == [(1, "up_for_retry"),
                                                                      (2, "success")]
+    # each finished try's row names the DAG version it ran (carried from its start; crashed
+    # and timed-out tries too)
+    assert all(h.dag_version_id is not None and h.dag_version_id == tis[t].dag_version_id
+               for t, rows in history.items() for h in rows), history
     assert ("running", "up_for_retry", "worker", 1) in flaky_edges
     assert ("queued", "running", "executor", 2) in flaky_edges
     assert flaky_edges[-1] == ("running", "success", "worker", 2)

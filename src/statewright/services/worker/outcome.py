@@ -61,6 +61,16 @@ class TryResult:
     import_seconds: float = 0.0
     """Time the task process spent importing DAG files for this try (0 when it had them): the
     pool keeps a process that paid for a big import idle for longer."""
+    dag_version_id: int | None = None
+    """The DAG version the try ran (from its start), for its history row."""
+
+    @classmethod
+    def of(cls, w: Any, **fields: Any) -> TryResult:
+        """A result of the try of workload ``w`` (its identity copied from the workload)."""
+        return cls(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id, run_id=w.run_id,
+                   task_id=w.task_id, dag_run_id=w.dag_run_id, map_index=w.map_index,
+                   log_path=w.log_path, dag_version_id=getattr(w, "dag_version_id", None),
+                   **fields)
 
 
 _NEEDS_NO_DAG = frozenset({SUCCESS, CACHED, SKIPPED, FAIL_NO_RETRY})
@@ -215,6 +225,7 @@ def _history_row(r: TryResult, state: TaskInstanceState, now: datetime) -> dict[
         "error": r.error,
         "traceback": r.traceback,
         "log_path": r.log_path,
+        **({"dag_version_id": r.dag_version_id} if r.dag_version_id is not None else {}),
     }
 
 

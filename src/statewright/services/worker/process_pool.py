@@ -397,10 +397,8 @@ class TaskProcessPool:
                      f"the worker could not reach the database for more than "
                      f"{self.lease_seconds}s, so it killed the try" if reason == _LEASE else
                      f"the task process died without reporting (exit code {code})")
-            return TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id,
-                             run_id=w.run_id, task_id=w.task_id, dag_run_id=w.dag_run_id,
-                             map_index=w.map_index, kind=kind, error=error, hostname=HOSTNAME,
-                             pid=c.process.pid, log_path=w.log_path)
+            return TryResult.of(w, kind=kind, error=error, hostname=HOSTNAME,
+                                pid=c.process.pid)
         return None
 
     def _kill(self, c: Child, grace: float = 3.0) -> None:

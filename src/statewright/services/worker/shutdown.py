@@ -115,10 +115,8 @@ def _report(pool: TaskProcessPool, c: Child) -> TryResult | None:
 def _interrupted(c: Child, why: str) -> TryResult:
     w = c.workload
     assert w is not None
-    return TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id, run_id=w.run_id,
-                     task_id=w.task_id, dag_run_id=w.dag_run_id, map_index=w.map_index,
-                     kind=INTERRUPTED, error=f"the worker is shutting down: {why}",
-                     hostname=HOSTNAME, pid=c.process.pid, log_path=w.log_path)
+    return TryResult.of(w, kind=INTERRUPTED, error=f"the worker is shutting down: {why}",
+                        hostname=HOSTNAME, pid=c.process.pid)
 
 
 __all__ = ["HANDED_BACK", "hand_back"]

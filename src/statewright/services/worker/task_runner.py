@@ -105,9 +105,7 @@ def run_workload(
     """Run one try. ``dag`` skips loading the file (dag.test). ``ask`` sends a question to the
     supervising worker and returns its answer (cache lookups, is the try still running)."""
     started = now()
-    base = dict(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id, run_id=w.run_id,
-                task_id=w.task_id, dag_run_id=w.dag_run_id, hostname=HOSTNAME, pid=os.getpid(),
-                log_path=w.log_path, start_date=started, map_index=w.map_index)
+    base = dict(hostname=HOSTNAME, pid=os.getpid(), start_date=started)
     masking.reset_masks()  # what this try registers is stored with its outcome
     with task_log(w.log_path, echo=echo), relayed_secrets(ask), relayed_state(ask):
         log = logging.getLogger("statewright.task")
@@ -120,7 +118,7 @@ def run_workload(
             task = dag.task_dict[w.task_id]
         except Exception as exc:
             log.exception("could not load the task")
-            return TryResult(**base, kind=FAILED, error=f"{type(exc).__name__}: {exc}",
+            return TryResult.of(w, **base, kind=FAILED, error=f"{type(exc).__name__}: {exc}",
                              traceback=traceback.format_exc())
         context = runtime.build_context(
             dag, task, run_id=w.run_id, logical_date=w.logical_date,
@@ -140,7 +138,7 @@ def run_workload(
     extra = dict(getattr(outcome, "extra", None) or {})
     if masking.registered_count():
         extra[EXTRA_MASKS] = masking.registered_values()
-    return TryResult(**base, kind=outcome.kind, return_value=outcome.return_value,
+    return TryResult.of(w, **base, kind=outcome.kind, return_value=outcome.return_value,
                      skip_task_ids=list(outcome.skip_task_ids), error=outcome.error,
                      traceback=outcome.traceback, extra=extra)
 
@@ -229,12 +227,10 @@ def child_main(conn: Any) -> None:
             result = run_workload(w, ask=_asker(conn))
         except BaseException as exc:  # report anything, then carry on or exit
             interrupted = isinstance(exc, TaskInterrupted)
-            result = TryResult(ti_id=w.ti_id, try_number=w.try_number, dag_id=w.dag_id,
-                               run_id=w.run_id, task_id=w.task_id, dag_run_id=w.dag_run_id,
-                               map_index=w.map_index, kind=INTERRUPTED if interrupted else FAILED,
-                               error=f"{type(exc).__name__}: {exc}",
-                               traceback=traceback.format_exc(), hostname=HOSTNAME,
-                               pid=os.getpid(), log_path=w.log_path)
+            result = TryResult.of(w, kind=INTERRUPTED if interrupted else FAILED,
+                                  error=f"{type(exc).__name__}: {exc}",
+                                  traceback=traceback.format_exc(), hostname=HOSTNAME,
+                                  pid=os.getpid())
         result.import_seconds = _imported[0] - imported
         conn.send(result)
         if interrupted:

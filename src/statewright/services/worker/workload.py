@@ -56,6 +56,8 @@ class Workload:
     values in map-index order."""
     assets: dict[str, Any] = field(default_factory=dict)
     """Asset events for the context: ``triggering`` (of an asset-triggered run), ``inlets``."""
+    dag_version_id: int | None = None
+    """The DAG version the try runs (for its history row when it ends)."""
 
 
 def start_tries(
@@ -90,11 +92,11 @@ def start_tries(
     alone = rows[0].id in pids if len(rows) == 1 else False
     if pids:
         values["pid"] = pids[rows[0].id] if alone else None
-    started: set[int] = set()
+    versions: dict[int, int | None] = {}  # each started try → the DAG version it runs
     if fresh:
-        started |= set(door.set_task_instance_state(
+        versions.update(door.set_task_instance_state(
             conn, [], fenced=[(pk, by_pk[pk].try_number) for pk in fresh], frm=TI.QUEUED,
-            to=TI.RUNNING, actor=actor, now=now, increment_try=True, values=values).changed)
+            to=TI.RUNNING, actor=actor, now=now, increment_try=True, values=values).versions)
     if resuming:
         from statewright.core.states import StateName
 
@@ -102,10 +104,11 @@ def start_tries(
         rescheduled = [pk for pk in resuming if not by_pk[pk].next_method]
         for ids, name in ((deferred, StateName.RESUMING), (rescheduled, None)):
             if ids:
-                started |= set(door.set_task_instance_state(
+                versions.update(door.set_task_instance_state(
                     conn, [], fenced=[(pk, by_pk[pk].try_number) for pk in ids],
                     frm=TI.QUEUED, to=TI.RUNNING, actor=actor, now=now, name=name,
-                    values=values).changed)
+                    values=values).versions)
+    started = versions.keys()
     rows = [r for r in rows if r.id in started]
     if not rows:
         return []
@@ -146,7 +149,7 @@ def start_tries(
             first_poke_at=r.first_poke_at if continues else None,
             poke_count=int(r.poke_count or 0) if continues else 0,
             prev_success={key: getattr(r, key) for key in PREV_SUCCESS_KEYS},
-            map_index=r.map_index,
+            map_index=r.map_index, dag_version_id=versions[r.id],
             mapped_upstreams=frozenset(u for u in xcoms if u in view.mapped),
         ))
     add_asset_events(conn, out, plan)
