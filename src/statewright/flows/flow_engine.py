@@ -51,6 +51,9 @@ _RUN_OF_TYPE = {
 }
 _TASK_OF_RUN = {"success": "success", "failed": "failed", "cancelled": "failed"}
 HOSTNAME = socket.gethostname()
+sleep = time.sleep
+"""How a flow run waits (a retry delay): replaced here, not ``time.sleep`` for the whole
+process (other threads sleep too: a test that replaced it made them spin)."""
 
 
 class FlowRunSuspended(BaseException):
@@ -100,7 +103,7 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
         parent.log_prints if parent else False)
     executor = ThreadPoolExecutor(max_workers=_max_workers(flow),
                                   thread_name_prefix=f"flow-{flow.name}")
-    ctx = FlowRunContext(flow, run, handle, backend, executor, time.sleep, log_prints,
+    ctx = FlowRunContext(flow, run, handle, backend, executor, sleep, log_prints,
                          pid=os.getpid(), hostname=HOSTNAME,
                          log_files=run_logs.attach(handle.log_template))
     token = flow_run_ctx.set(ctx)

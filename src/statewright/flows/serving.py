@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("statewright.flows.serve")
 ADOPT_ENV = "STATEWRIGHT_FLOW_RUN_PK"
 PARAMETERS_ENV = "STATEWRIGHT_FLOW_PARAMETERS"
+sleep = time.sleep
+"""How ``serve`` waits between polls: replaced here, not ``time.sleep`` for the whole process."""
 
 
 def deployment_of(flow: Flow[..., Any], *, name: str | None, cron: str | None,
@@ -88,7 +90,7 @@ def serve_flow(flow: Flow[..., Any], *, name: str | None, cron: str | None,
         while True:
             start_queued_runs(backend, deployment, launch)
             started[:] = [p for p in started if p.poll() is None]  # finished ones reaped
-            time.sleep(poll_seconds)
+            sleep(poll_seconds)
     except KeyboardInterrupt:
         log.info("stopped serving %s", deployment.name)
     finally:

@@ -47,7 +47,9 @@ def test_retries_with_and_without_a_delay(engine: Engine, recorded: DbBackend,
                                           history: list[str]) -> None:
     """No delay: Running → Retrying at once. A delay: AwaitingRetry, then Retrying."""
     slept: list[float] = []
-    monkeypatch.setattr("statewright.flows.flow_engine.time.sleep", slept.append)
+    # The flow engine's sleep only: replacing time.sleep made every other thread of the test
+    # process that sleeps (the SQLite writer lock's watchdog) spin and fill ``slept``.
+    monkeypatch.setattr("statewright.flows.flow_engine.sleep", slept.append)
     calls = []
 
     @task(retries=2, retry_delay_seconds=delay)

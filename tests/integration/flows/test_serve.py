@@ -79,7 +79,7 @@ def test_serve_registers_the_schedule_and_serves_until_interrupted(
     def interrupt(_seconds: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("statewright.flows.serving.time.sleep", interrupt)
+    monkeypatch.setattr("statewright.flows.serving.sleep", interrupt)
     nightly.serve("nightly-cron", cron="0 3 * * *", parameters={"greeting": "hey"})
     with read_snapshot(engine) as conn:
         row = dag_repo.get_dag(conn, "nightly")
