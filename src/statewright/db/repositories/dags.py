@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, text, update
+from sqlalchemy import Connection, bindparam, literal_column, select, text, update
 
 from statewright.db.tables import dag
 
@@ -87,13 +87,22 @@ def _get_hashes(dialect: str) -> Any:
     # the serialized DAG before the hash (megabytes of overflow pages for a big DAG), and
     # SQLite's planner prefers the primary key's index (then the row) unless told.
     if dialect == "sqlite":
-        return text(f"SELECT dag_id, dag_hash FROM dag INDEXED BY {HASH_INDEX} "
+        return text(f"SELECT dag_id, dag_hash FROM dag INDEXED BY {_HASH_INDEX} "
                     "WHERE dag_id IN :ids").bindparams(bindparam("ids", expanding=True))
     return select(dag.c.dag_id, dag.c.dag_hash).where(
         dag.c.dag_id.in_(bindparam("ids", expanding=True)))
 
 
-HASH_INDEX = "ix_dag_dag_id_dag_hash"  # migration 0017
+_HASH_INDEX = "ix_dag_dag_id_dag_hash"  # migration 0017
+
+
+def hash_column(dialect: str, dag_id: Any) -> Any:
+    """The hash of the DAG named by ``dag_id`` (a column of the outer query), as a scalar
+    subquery on the covering index, as ``get_hashes`` reads it."""
+    if dialect == "sqlite":
+        return literal_column(f"(SELECT dag_hash FROM dag INDEXED BY {_HASH_INDEX} "
+                              f"WHERE dag.dag_id = {dag_id.table.name}.{dag_id.name})")
+    return select(dag.c.dag_hash).where(dag.c.dag_id == dag_id).scalar_subquery()
 
 
 def get_hashes(conn: Connection, dag_ids: Iterable[str]) -> dict[str, str]:

@@ -13,7 +13,6 @@ from sqlalchemy import (
     bindparam,
     func,
     insert,
-    literal_column,
     or_,
     select,
     text,
@@ -23,10 +22,9 @@ from sqlalchemy import (
 
 from statewright.core.states import TI
 from statewright.db.repositories import dag_versions
-from statewright.db.repositories.dags import HASH_INDEX
+from statewright.db.repositories.dags import hash_column
 from statewright.db.repositories.prev_runs import PREV_SUCCESS_KEYS
 from statewright.db.tables import (
-    dag,
     dag_run,
     state_transition,
     task_instance,
@@ -209,10 +207,6 @@ def _workloads(dialect: str) -> Any:
     # (from the covering index, as ``dags.get_hashes``) and the DAG's previous successful run
     # (the ``prev_*_success`` context keys). On PostgreSQL each statement is a round trip on
     # the path from queued to running.
-    dag_hash: Any = select(dag.c.dag_hash).where(dag.c.dag_id == ti.dag_id).scalar_subquery()
-    if dialect == "sqlite":
-        dag_hash = literal_column(f"(SELECT dag_hash FROM dag INDEXED BY {HASH_INDEX} "
-                                  "WHERE dag.dag_id = task_instance.dag_id)")
     earlier = dag_run.alias("earlier")
     prev = dag_run.alias("prev")
     prev_id = (select(earlier.c.id)
@@ -225,7 +219,7 @@ def _workloads(dialect: str) -> Any:
                    dag_run.c.logical_date, dag_run.c.data_interval_start,
                    dag_run.c.data_interval_end, dag_run.c.conf, dag_run.c.run_type,
                    dag_run.c.partition_key, dag_run.c.partition_date,
-                   dag_hash.label("dag_hash"),
+                   hash_column(dialect, ti.dag_id).label("dag_hash"),
                    *(getattr(prev.c, column).label(key)
                      for key, column in PREV_SUCCESS_KEYS.items()))
             .join(dag_run, dag_run.c.id == ti.dag_run_id)

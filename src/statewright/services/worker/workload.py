@@ -89,7 +89,7 @@ def start_tries(
     values: dict[str, Any] = {"hostname": hostname}
     # Each started try gets its process: in the state change itself when it is the only one
     # (a chain's next task: one statement less between queued and running), else below.
-    alone = rows[0].id in pids if len(rows) == 1 else False
+    alone = len(rows) == 1 and rows[0].id in pids
     if pids:
         values["pid"] = pids[rows[0].id] if alone else None
     versions: dict[int, int | None] = {}  # each started try → the DAG version it runs
