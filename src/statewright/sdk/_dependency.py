@@ -1,9 +1,12 @@
-"""The ``>>`` / ``<<`` vocabulary shared by operators and XComArgs."""
+"""The ``>>`` / ``<<`` vocabulary shared by operators and XComArgs, and ``chain``."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from statewright.core.errors import DagDefinitionError
 
 if TYPE_CHECKING:
     from statewright.sdk.baseoperator import BaseOperator
@@ -82,3 +85,34 @@ def flatten_relatives(
             )
         tasks.extend(item.leaves if upstream else item.roots)
     return tasks
+
+
+def chain(*tasks: DependencyMixin | Sequence[DependencyMixin]) -> None:
+    """Airflow's ``chain``: ``chain(a, [b, c], [d, e], f)`` is a >> b >> d >> f, a >> c >> e >> f.
+
+    A task next to a list fans out (or in); two adjacent lists must have the same length and
+    are joined pairwise.
+    """
+    for up, down in itertools.pairwise(tasks):
+        if isinstance(up, DependencyMixin):
+            up.set_downstream(down)
+        elif isinstance(down, DependencyMixin):
+            down.set_upstream(up)
+        else:
+            if len(up) != len(down):
+                raise DagDefinitionError(
+                    "chain() joins two adjacent lists pairwise, so they must have the same "
+                    f"length; got {len(up)} and {len(down)}. Use cross_downstream() to join "
+                    "every task of one list to every task of the other."
+                )
+            for up_task, down_task in zip(up, down, strict=True):
+                up_task.set_downstream(down_task)
+
+
+def cross_downstream(
+    from_tasks: Sequence[DependencyMixin],
+    to_tasks: DependencyMixin | Sequence[DependencyMixin],
+) -> None:
+    """Make every task of ``to_tasks`` run after every task of ``from_tasks``."""
+    for task in from_tasks:
+        task.set_downstream(to_tasks)

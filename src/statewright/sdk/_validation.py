@@ -81,3 +81,64 @@ def unknown_arguments_message(unknown: Iterable[str], known: Iterable[str]) -> s
         close = difflib.get_close_matches(name, known, n=1)
         parts.append(f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name))
     return ", ".join(parts)
+
+
+WEIGHT_RULES = ("downstream", "upstream", "absolute")
+
+
+def check_int(value: Any, what: str, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DagDefinitionError(f"{what} must be an integer, got {value!r}.")
+    if minimum is not None and value < minimum:
+        raise DagDefinitionError(f"{what} must be at least {minimum}, got {value}.")
+    return value
+
+
+def check_retries(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    return check_int(value, f"{where}: retries", minimum=0)
+
+
+def check_backoff(value: Any, where: str) -> bool:
+    # Airflow 3 also takes a number here (the backoff multiplier); only doubling is supported.
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 2):
+        return value == 2
+    raise DagDefinitionError(
+        f"{where}: retry_exponential_backoff must be True (the delay doubles with each try) "
+        f"or False, got {value!r}."
+    )
+
+
+def check_bool(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise DagDefinitionError(f"{what} must be True or False, got {value!r}.")
+    return value
+
+
+def check_name(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise DagDefinitionError(f"{what} must be a non-empty string, got {value!r}.")
+    return value
+
+
+def check_weight_rule(weight_rule: Any, where: str) -> str:
+    """``weight_rule`` as stored: a built-in rule, or the dotted path of a priority-weight
+    strategy a plugin registers (given as an instance or as the path)."""
+    from statewright.sdk.plugins import PriorityWeightStrategy, priority_weight_strategy
+
+    if isinstance(weight_rule, PriorityWeightStrategy):
+        weight_rule = f"{type(weight_rule).__module__}.{type(weight_rule).__qualname__}"
+    if weight_rule in WEIGHT_RULES:
+        return str(weight_rule)
+    if isinstance(weight_rule, str) and "." in weight_rule:
+        if priority_weight_strategy(weight_rule) is None:
+            raise DagDefinitionError(
+                f"{where}: weight_rule {weight_rule!r} is not a priority-weight strategy any "
+                "plugin registers; list the class in a plugin's priority_weight_strategies")
+        return weight_rule
+    raise DagDefinitionError(
+        f"{where}: weight_rule must be one of {', '.join(WEIGHT_RULES)} or a "
+        f"PriorityWeightStrategy a plugin registers; got {weight_rule!r}.")

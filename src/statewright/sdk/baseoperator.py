@@ -9,7 +9,6 @@ from __future__ import annotations
 import abc
 import functools
 import inspect
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
@@ -18,8 +17,14 @@ from statewright.core.errors import DagDefinitionError
 from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
 from statewright.sdk import _dag_context, _setup_teardown
 from statewright.sdk import assets as _assets
-from statewright.sdk._dependency import DependencyMixin, flatten_relatives
+from statewright.sdk._dependency import DependencyMixin, chain, cross_downstream, flatten_relatives
 from statewright.sdk._validation import (
+    check_backoff,
+    check_bool,
+    check_int,
+    check_name,
+    check_retries,
+    check_weight_rule,
     to_callback_list,
     to_timedelta,
     unknown_arguments_message,
@@ -39,7 +44,6 @@ __all__ = ["BaseOperator", "chain", "cross_downstream"]
 DEFAULT_RETRY_DELAY = timedelta(seconds=300)
 DEFAULT_POOL = "default_pool"
 DEFAULT_QUEUE = "default"
-WEIGHT_RULES = ("downstream", "upstream", "absolute")
 CALLBACK_KINDS = ("on_execute", "on_success", "on_failure", "on_retry", "on_skipped")
 _PRIORITY_RANGE = (-(2**31), 2**31 - 1)
 _NEVER_DEFAULTED = frozenset({"self", "task_id", "dag", "default_args", "task_group"})
@@ -209,9 +213,9 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         self._dag: DAG | None = None
         self._dag_requested = dag
         self.owner = owner
-        self.retries = _check_retries(retries, where)
+        self.retries = check_retries(retries, where)
         self.retry_delay: timedelta = to_timedelta(retry_delay, f"{where}: retry_delay")  # type: ignore[assignment]
-        self.retry_exponential_backoff = _check_backoff(retry_exponential_backoff, where)
+        self.retry_exponential_backoff = check_backoff(retry_exponential_backoff, where)
         self.max_retry_delay = to_timedelta(
             max_retry_delay, f"{where}: max_retry_delay", allow_none=True
         )
@@ -221,21 +225,21 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         if self.execution_timeout is not None and self.execution_timeout <= timedelta(0):
             raise DagDefinitionError(f"{where}: execution_timeout must be positive.")
         self.trigger_rule = trigger_rule  # type: ignore[assignment]  # validated by the setter
-        self.priority_weight = _check_int(priority_weight, f"{where}: priority_weight")
+        self.priority_weight = check_int(priority_weight, f"{where}: priority_weight")
         if not _PRIORITY_RANGE[0] <= self.priority_weight <= _PRIORITY_RANGE[1]:
             raise DagDefinitionError(f"{where}: priority_weight must fit in 32 bits.")
-        self.weight_rule = _check_weight_rule(weight_rule, where)
-        self.pool = DEFAULT_POOL if pool is None else _check_name(pool, f"{where}: pool")
-        self.pool_slots = _check_int(pool_slots, f"{where}: pool_slots", minimum=1)
-        self.queue = _check_name(queue, f"{where}: queue")
+        self.weight_rule = check_weight_rule(weight_rule, where)
+        self.pool = DEFAULT_POOL if pool is None else check_name(pool, f"{where}: pool")
+        self.pool_slots = check_int(pool_slots, f"{where}: pool_slots", minimum=1)
+        self.queue = check_name(queue, f"{where}: queue")
         self.depends_on_past = bool(depends_on_past)
         self.max_active_tis_per_dag = (
             None
             if max_active_tis_per_dag is None
-            else _check_int(max_active_tis_per_dag, f"{where}: max_active_tis_per_dag", minimum=1)
+            else check_int(max_active_tis_per_dag, f"{where}: max_active_tis_per_dag", minimum=1)
         )
         self.max_active_tis_per_dagrun = None if max_active_tis_per_dagrun is None else \
-            _check_int(max_active_tis_per_dagrun, f"{where}: max_active_tis_per_dagrun", minimum=1)
+            check_int(max_active_tis_per_dagrun, f"{where}: max_active_tis_per_dagrun", minimum=1)
         if map_index_template is not None and not isinstance(map_index_template, str):
             raise DagDefinitionError(
                 f"{where}: map_index_template must be a string (a template naming each mapped "
@@ -391,7 +395,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
 
     @is_setup.setter
     def is_setup(self, value: bool) -> None:
-        value = _check_bool(value, f"task {self.task_id!r}: is_setup")
+        value = check_bool(value, f"task {self.task_id!r}: is_setup")
         if value and self.is_teardown:
             raise DagDefinitionError(
                 f"Cannot mark task {self.task_id!r} as setup; task is already a teardown."
@@ -405,7 +409,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
 
     @is_teardown.setter
     def is_teardown(self, value: bool) -> None:
-        value = _check_bool(value, f"task {self.task_id!r}: is_teardown")
+        value = check_bool(value, f"task {self.task_id!r}: is_teardown")
         if value and self.is_setup:
             raise DagDefinitionError(
                 f"Cannot mark task {self.task_id!r} as teardown; task is already a setup."
@@ -427,7 +431,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
 
     @on_failure_fail_dagrun.setter
     def on_failure_fail_dagrun(self, value: bool) -> None:
-        value = _check_bool(value, f"task {self.task_id!r}: on_failure_fail_dagrun")
+        value = check_bool(value, f"task {self.task_id!r}: on_failure_fail_dagrun")
         if value and not self.is_teardown:
             raise DagDefinitionError(
                 f"Cannot set task on_failure_fail_dagrun for {self.task_id!r} because it is not "
@@ -584,37 +588,6 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
 BaseOperator.__init__ = _apply_defaults(BaseOperator.__init__)  # type: ignore[method-assign]
 
 
-def chain(*tasks: DependencyMixin | Sequence[DependencyMixin]) -> None:
-    """Airflow's ``chain``: ``chain(a, [b, c], [d, e], f)`` is a >> b >> d >> f, a >> c >> e >> f.
-
-    A task next to a list fans out (or in); two adjacent lists must have the same length and
-    are joined pairwise.
-    """
-    for up, down in itertools.pairwise(tasks):
-        if isinstance(up, DependencyMixin):
-            up.set_downstream(down)
-        elif isinstance(down, DependencyMixin):
-            down.set_upstream(up)
-        else:
-            if len(up) != len(down):
-                raise DagDefinitionError(
-                    "chain() joins two adjacent lists pairwise, so they must have the same "
-                    f"length; got {len(up)} and {len(down)}. Use cross_downstream() to join "
-                    "every task of one list to every task of the other."
-                )
-            for up_task, down_task in zip(up, down, strict=True):
-                up_task.set_downstream(down_task)
-
-
-def cross_downstream(
-    from_tasks: Sequence[DependencyMixin],
-    to_tasks: DependencyMixin | Sequence[DependencyMixin],
-) -> None:
-    """Make every task of ``to_tasks`` run after every task of ``from_tasks``."""
-    for task in from_tasks:
-        task.set_downstream(to_tasks)
-
-
 # -- helpers ----------------------------------------------------------------------------------
 
 
@@ -641,61 +614,3 @@ def _common_dag(tasks: Sequence[BaseOperator]) -> DAG:
             f"cannot set a dependency between tasks of different DAGs: {owners}."
         )
     return next(iter(dags.values()))
-
-
-def _check_int(value: Any, what: str, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise DagDefinitionError(f"{what} must be an integer, got {value!r}.")
-    if minimum is not None and value < minimum:
-        raise DagDefinitionError(f"{what} must be at least {minimum}, got {value}.")
-    return value
-
-
-def _check_retries(value: Any, where: str) -> int:
-    if value is None:
-        return 0
-    return _check_int(value, f"{where}: retries", minimum=0)
-
-
-def _check_backoff(value: Any, where: str) -> bool:
-    # Airflow 3 also takes a number here (the backoff multiplier); only doubling is supported.
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 2):
-        return value == 2
-    raise DagDefinitionError(
-        f"{where}: retry_exponential_backoff must be True (the delay doubles with each try) "
-        f"or False, got {value!r}."
-    )
-
-
-def _check_bool(value: Any, what: str) -> bool:
-    if not isinstance(value, bool):
-        raise DagDefinitionError(f"{what} must be True or False, got {value!r}.")
-    return value
-
-
-def _check_name(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise DagDefinitionError(f"{what} must be a non-empty string, got {value!r}.")
-    return value
-
-
-def _check_weight_rule(weight_rule: Any, where: str) -> str:
-    """``weight_rule`` as stored: a built-in rule, or the dotted path of a priority-weight
-    strategy a plugin registers (given as an instance or as the path)."""
-    from statewright.sdk.plugins import PriorityWeightStrategy, priority_weight_strategy
-
-    if isinstance(weight_rule, PriorityWeightStrategy):
-        weight_rule = f"{type(weight_rule).__module__}.{type(weight_rule).__qualname__}"
-    if weight_rule in WEIGHT_RULES:
-        return str(weight_rule)
-    if isinstance(weight_rule, str) and "." in weight_rule:
-        if priority_weight_strategy(weight_rule) is None:
-            raise DagDefinitionError(
-                f"{where}: weight_rule {weight_rule!r} is not a priority-weight strategy any "
-                "plugin registers; list the class in a plugin's priority_weight_strategies")
-        return weight_rule
-    raise DagDefinitionError(
-        f"{where}: weight_rule must be one of {', '.join(WEIGHT_RULES)} or a "
-        f"PriorityWeightStrategy a plugin registers; got {weight_rule!r}.")

@@ -1,0 +1,120 @@
+"""The door's events: what each state change tells the history table and the listeners."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import (
+    Connection,
+    insert,
+)
+
+from statewright.db.engine import after_commit
+from statewright.db.tables import state_transition
+
+ENTITY_TI = "task_instance"
+ENTITY_RUN = "dag_run"
+PROTECTED = frozenset({"state", "state_name", "id"})
+
+
+@dataclass(frozen=True)
+class TransitionEvent:
+    entity: str
+    entity_id: int
+    dag_id: str
+    run_id: str
+    task_id: str | None
+    frm: str | None
+    to: str
+    name: str
+    try_number: int | None
+    actor: str
+    at: datetime
+    map_index: int | None = None
+    """The task instance's map index (-1 unmapped); ``None`` for a DAG run."""
+
+
+@dataclass
+class TransitionResult:
+    changed: list[int] = field(default_factory=list)
+    already: list[int] = field(default_factory=list)
+    """Rows already in the target state: a repeated request answers as the first did."""
+    lost: dict[int, str] = field(default_factory=dict)
+    """Rows that were in another state (or another try) than the caller expected."""
+    versions: dict[int, int | None] = field(default_factory=dict)
+    """Task instances changed → the DAG version their try runs (as the change left it)."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.lost
+
+
+Listener = Callable[[Sequence[TransitionEvent]], None]
+_listeners: list[Listener] = []
+_listeners_lock = threading.Lock()
+
+
+def add_transition_listener(listener: Listener) -> Callable[[], None]:
+    """Call ``listener`` with the events of every committed transaction; returns a remover."""
+    with _listeners_lock:
+        _listeners.append(listener)
+
+    def remove() -> None:
+        with _listeners_lock, contextlib.suppress(ValueError):
+            _listeners.remove(listener)
+
+    return remove
+
+
+def dispatch(events: list[TransitionEvent]) -> None:
+    with _listeners_lock:
+        listeners = list(_listeners)
+    for listener in listeners:
+        try:
+            listener(events)
+        except Exception:  # a listener never breaks the writer
+            logging.getLogger(__name__).exception("transition listener failed")
+
+
+def relay(events: Sequence[TransitionEvent]) -> None:
+    """Call this process's listeners with events another process committed and sent here (the
+    local executor's supervisor process), as if they had been committed here."""
+    if events:
+        dispatch(list(events))
+
+
+INSERT_TRANSITION = insert(state_transition)
+
+
+def emit(conn: Connection, events: list[TransitionEvent], message: str | None = None,
+          *, notify: bool = True) -> None:
+    if not events:
+        return
+    conn.execute(
+        INSERT_TRANSITION,
+        [
+            {
+                "entity": e.entity,
+                "entity_id": e.entity_id,
+                "dag_id": e.dag_id,
+                "run_id": e.run_id,
+                "task_id": e.task_id,
+                "map_index": e.map_index,
+                "from_state": e.frm,
+                "to_state": e.to,
+                "name": e.name,
+                "message": message,
+                "actor": e.actor,
+                "try_number": e.try_number,
+                "at": e.at,
+            }
+            for e in events
+        ],
+    )
+    if notify:
+        after_commit(conn, lambda: dispatch(events))
