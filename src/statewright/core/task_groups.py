@@ -8,8 +8,9 @@ and only when everything is finished, success before skipped before removed.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from statewright.core.states import TaskInstanceState as TI
 
@@ -47,3 +48,22 @@ def summarize_group(states: Iterable[TI | str]) -> GroupSummary | None:
         if counts[state]:
             return GroupSummary(state, {s.value: n for s, n in sorted(counts.items())})
     return None
+
+
+def group_task_ids(serialized: Mapping[str, Any], group_id: str) -> list[str]:
+    """The ids of the tasks of a serialized DAG that sit in task group ``group_id`` or in a
+    group nested in it; empty when the DAG has no such group."""
+    parents = {g["group_id"]: g.get("parent") for g in serialized.get("task_groups") or ()}
+    if group_id not in parents:
+        return []
+
+    def inside(group: str | None) -> bool:
+        seen: set[str] = set()
+        while group is not None and group not in seen:
+            if group == group_id:
+                return True
+            seen.add(group)
+            group = parents.get(group)
+        return False
+
+    return [t["task_id"] for t in serialized.get("tasks") or () if inside(t.get("task_group"))]

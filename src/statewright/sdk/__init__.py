@@ -15,15 +15,18 @@ secrets); assets (``Asset``, ``AssetAlias``, ``AssetAll``, ``AssetAny``,
 ``ApprovalOperator``, ``HITLBranchOperator``, ``HITLEntryOperator``, ``pause_for_input``,
 ``BaseNotifier``); durable task state
 (``TaskStateStore``, ``AssetStateStore``, ``NEVER_EXPIRE``: a task's ``task_state_store`` and
-``asset_state_store``). Running a task lives in
+``asset_state_store``); ``timezone`` (Airflow's timezone helpers: ``utcnow``, ``datetime``,
+``parse``, ``convert_to_utc``, ...); ``Metadata`` (what a task yields to attach extra to an
+asset event). Running a task lives in
 ``statewright.sdk.runtime``, importing DAG files in ``statewright.sdk.loader``.
 """
 
 from __future__ import annotations
 
 from statewright.core.trigger_rules import TriggerRule
-from statewright.sdk import macros
+from statewright.sdk import macros, timezone
 from statewright.sdk.asset_decorator import asset
+from statewright.sdk.asset_metadata import Metadata
 from statewright.sdk.assets import (
     Asset,
     AssetAlias,
@@ -53,12 +56,16 @@ from statewright.sdk.notifier import BaseNotifier
 from statewright.sdk.operators import (
     ApprovalOperator,
     BashOperator,
+    BranchExternalPythonOperator,
     BranchPythonOperator,
+    BranchPythonVirtualenvOperator,
     EmptyOperator,
+    ExternalPythonOperator,
     HITLBranchOperator,
     HITLEntryOperator,
     HITLOperator,
     PythonOperator,
+    PythonVirtualenvOperator,
     ShortCircuitOperator,
     WeekDay,
 )
@@ -115,7 +122,9 @@ __all__ = [
     "BaseNotifier",
     "BaseOperator",
     "BashOperator",
+    "BranchExternalPythonOperator",
     "BranchPythonOperator",
+    "BranchPythonVirtualenvOperator",
     "Connection",
     "Context",
     "CronPartitionTimetable",
@@ -124,6 +133,7 @@ __all__ = [
     "DeadlineReference",
     "EdgeModifier",
     "EmptyOperator",
+    "ExternalPythonOperator",
     "FailTask",
     "FanOutMapper",
     "FixedKeyMapper",
@@ -132,6 +142,7 @@ __all__ = [
     "HITLOperator",
     "IdentityMapper",
     "Label",
+    "Metadata",
     "MinimumCount",
     "MonthWindow",
     "Param",
@@ -143,6 +154,7 @@ __all__ = [
     "PokeReturnValue",
     "ProductMapper",
     "PythonOperator",
+    "PythonVirtualenvOperator",
     "RollupMapper",
     "SegmentWindow",
     "ShortCircuitOperator",
@@ -176,4 +188,5 @@ __all__ = [
     "task",
     "task_group",
     "teardown",
+    "timezone",
 ]

@@ -10,6 +10,7 @@ from statewright.core.errors import DagDefinitionError
 
 if TYPE_CHECKING:
     from statewright.sdk.baseoperator import BaseOperator
+    from statewright.sdk.dag import DAG
 
 
 class DependencyMixin:
@@ -116,3 +117,28 @@ def cross_downstream(
     """Make every task of ``to_tasks`` run after every task of ``from_tasks``."""
     for task in from_tasks:
         task.set_downstream(to_tasks)
+
+
+def is_dag(value: Any) -> bool:
+    from statewright.sdk.dag import DAG
+
+    return isinstance(value, DAG)
+
+
+def common_dag(tasks: Sequence[BaseOperator]) -> DAG:
+    dags: dict[int, DAG] = {}
+    for task in tasks:
+        if task.dag is not None:
+            dags[id(task.dag)] = task.dag
+    if not dags:
+        names = ", ".join(repr(t.task_id) for t in tasks)
+        raise DagDefinitionError(
+            f"cannot set a dependency between tasks that belong to no DAG ({names}): create "
+            "them inside `with DAG(...)`, inside a @dag function, or pass dag=..."
+        )
+    if len(dags) > 1:
+        owners = ", ".join(f"{t.task_id!r} (DAG {t.dag_id!r})" for t in tasks if t.dag)
+        raise DagDefinitionError(
+            f"cannot set a dependency between tasks of different DAGs: {owners}."
+        )
+    return next(iter(dags.values()))

@@ -66,6 +66,13 @@ def to_callback_list(value: Any, what: str) -> list[Callable[..., Any]]:
     return items
 
 
+def check_hook(value: Any, what: str) -> Callable[..., Any] | None:
+    """A ``pre_execute`` / ``post_execute`` hook: a callable or None."""
+    if value is not None and not callable(value):
+        raise DagDefinitionError(f"{what} must be a callable or None, got {value!r}.")
+    return value  # type: ignore[no-any-return]
+
+
 def check_json(value: Any, what: str) -> None:
     try:
         json.dumps(value, allow_nan=False)

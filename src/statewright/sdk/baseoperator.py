@@ -17,10 +17,18 @@ from statewright.core.errors import DagDefinitionError
 from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
 from statewright.sdk import _dag_context, _setup_teardown
 from statewright.sdk import assets as _assets
-from statewright.sdk._dependency import DependencyMixin, chain, cross_downstream, flatten_relatives
+from statewright.sdk._dependency import (
+    DependencyMixin,
+    chain,
+    common_dag,
+    cross_downstream,
+    flatten_relatives,
+    is_dag,
+)
 from statewright.sdk._validation import (
     check_backoff,
     check_bool,
+    check_hook,
     check_int,
     check_name,
     check_retries,
@@ -181,6 +189,8 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         on_skipped_callback: Any = None,
         on_state: Any = None,
         on_state_change: Any = None,
+        pre_execute: Any = None,
+        post_execute: Any = None,
         cache_key_fn: Any = None,
         cache_expiration: timedelta | float | None = None,
         outlets: Any = None,
@@ -201,7 +211,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
                 f"{type(self).__name__}(task_id={task_id!r}) got unknown argument(s) "
                 f"{unknown_arguments_message(kwargs, known)}."
             )
-        if dag is not None and not _is_dag(dag):
+        if dag is not None and not is_dag(dag):
             raise DagDefinitionError(
                 f"task {task_id!r}: dag= must be a DAG, got {type(dag).__name__}."
             )
@@ -269,6 +279,9 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         # Prefect-style state hooks and result caching (statewright.sdk.hooks).
         self.on_state = to_state_hooks(on_state, f"{where}: on_state")
         self.on_state_change = to_callback_list(on_state_change, f"{where}: on_state_change")
+        # Airflow's pre_execute= / post_execute= (run around execute by the runtime).
+        self._pre_execute_hook = check_hook(pre_execute, f"{where}: pre_execute")
+        self._post_execute_hook = check_hook(post_execute, f"{where}: post_execute")
         self.cache_key_fn, self.cache_expiration = check_cache_args(
             cache_key_fn, cache_expiration, where
         )
@@ -316,6 +329,12 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
 
     def on_kill(self) -> None:
         """Called when the try is stopped (its execution_timeout passed); release what it holds."""
+
+    def pre_execute(self, context: Any) -> Any:
+        """Called right before ``execute`` (after a ``pre_execute=`` hook)."""
+
+    def post_execute(self, context: Any, result: Any = None) -> Any:
+        """Called right after ``execute`` returned ``result`` (after a ``post_execute=`` hook)."""
 
     # -- deferral -----------------------------------------------------------------------------
 
@@ -490,7 +509,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
 
     @dag.setter
     def dag(self, dag: DAG) -> None:
-        if not _is_dag(dag):
+        if not is_dag(dag):
             raise DagDefinitionError(
                 f"task {self.task_id!r}: dag must be a DAG, got {type(dag).__name__}."
             )
@@ -526,7 +545,7 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         self, other: DependencyMixin | Sequence[DependencyMixin], *, upstream: bool
     ) -> None:
         tasks = flatten_relatives(other, upstream=upstream)
-        dag = _common_dag([self, *tasks])
+        dag = common_dag([self, *tasks])
         for task in (self, *tasks):
             if task.dag is None:
                 dag.add_task(task)
@@ -586,31 +605,3 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
 
 
 BaseOperator.__init__ = _apply_defaults(BaseOperator.__init__)  # type: ignore[method-assign]
-
-
-# -- helpers ----------------------------------------------------------------------------------
-
-
-def _is_dag(value: Any) -> bool:
-    from statewright.sdk.dag import DAG
-
-    return isinstance(value, DAG)
-
-
-def _common_dag(tasks: Sequence[BaseOperator]) -> DAG:
-    dags: dict[int, DAG] = {}
-    for task in tasks:
-        if task.dag is not None:
-            dags[id(task.dag)] = task.dag
-    if not dags:
-        names = ", ".join(repr(t.task_id) for t in tasks)
-        raise DagDefinitionError(
-            f"cannot set a dependency between tasks that belong to no DAG ({names}): create "
-            "them inside `with DAG(...)`, inside a @dag function, or pass dag=..."
-        )
-    if len(dags) > 1:
-        owners = ", ".join(f"{t.task_id!r} (DAG {t.dag_id!r})" for t in tasks if t.dag)
-        raise DagDefinitionError(
-            f"cannot set a dependency between tasks of different DAGs: {owners}."
-        )
-    return next(iter(dags.values()))

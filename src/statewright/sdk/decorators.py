@@ -1,5 +1,6 @@
-"""TaskFlow: ``@task`` and its variants ``@task.branch``, ``@task.short_circuit``, ``@task.bash``;
-``@setup`` and ``@teardown``.
+"""TaskFlow: ``@task`` and its variants ``@task.branch``, ``@task.short_circuit``, ``@task.bash``,
+``@task.external_python``, ``@task.virtualenv`` and their ``branch_`` kin; ``@setup`` and
+``@teardown``.
 
 Calling a decorated function inside a DAG creates a task and returns its ``XComArg``. XComArgs
 among the call's arguments become upstream dependencies and are replaced by the upstream
@@ -26,6 +27,12 @@ from statewright.sdk.operators.python import (
     PythonOperator,
     ShortCircuitOperator,
     determine_kwargs,
+)
+from statewright.sdk.operators.python_env import (
+    BranchExternalPythonOperator,
+    BranchPythonVirtualenvOperator,
+    ExternalPythonOperator,
+    PythonVirtualenvOperator,
 )
 from statewright.sdk.taskgroup import current_task_group, unique_label
 from statewright.sdk.xcom_arg import XComArg
@@ -68,6 +75,27 @@ class _BranchPythonDecoratedOperator(BranchPythonOperator):
 
 class _ShortCircuitDecoratedOperator(ShortCircuitOperator):
     custom_operator_name = "@task.short_circuit"
+
+
+class _ExternalPythonDecoratedOperator(ExternalPythonOperator):
+    custom_operator_name = "@task.external_python"
+
+
+class _BranchExternalPythonDecoratedOperator(BranchExternalPythonOperator):
+    custom_operator_name = "@task.branch_external_python"
+
+
+class _PythonVirtualenvDecoratedOperator(PythonVirtualenvOperator):
+    custom_operator_name = "@task.virtualenv"
+
+
+class _BranchPythonVirtualenvDecoratedOperator(BranchPythonVirtualenvOperator):
+    custom_operator_name = "@task.branch_virtualenv"
+
+
+# Decorators whose task's return value is split into keys with a ``-> dict`` annotation.
+_INFERS_MULTIPLE_OUTPUTS = (
+    _PythonDecoratedOperator, _ExternalPythonDecoratedOperator, _PythonVirtualenvDecoratedOperator)
 
 
 class _BashDecoratedOperator(BashOperator):
@@ -131,7 +159,7 @@ class _TaskDecorator:
             group = op_kwargs.get("task_group") or current_task_group(dag)
             task_id = unique_label(dag, group, task_id)
         _check_call(self.function, args, kwargs, task_id)
-        if "multiple_outputs" not in op_kwargs and self.operator_class is _PythonDecoratedOperator:
+        if "multiple_outputs" not in op_kwargs and self.operator_class in _INFERS_MULTIPLE_OUTPUTS:
             op_kwargs["multiple_outputs"] = _returns_mapping(self.function)
         if "doc_md" not in op_kwargs and self.function.__doc__:
             op_kwargs["doc_md"] = inspect.cleandoc(self.function.__doc__)
@@ -246,7 +274,8 @@ def _returns_mapping(function: Callable[..., Any]) -> bool:
 
 class _TaskDecoratorFactory:
     """``task``: ``@task``, ``@task(...)``, ``.branch``, ``.short_circuit``, ``.bash``,
-    ``.sensor``."""
+    ``.sensor``, ``.external_python``, ``.virtualenv``, ``.branch_external_python``,
+    ``.branch_virtualenv``."""
 
     def _make(
         self,
@@ -278,6 +307,28 @@ class _TaskDecoratorFactory:
     def sensor(self, python_callable: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
         """``@task.sensor(poke_interval=..., timeout=..., mode=...)``: poke with the function."""
         return self._make(DecoratedSensorOperator, python_callable, kwargs)
+
+    def external_python(
+        self, python_callable: Callable[..., Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """``@task.external_python(python="/path/bin/python")``: ExternalPythonOperator."""
+        return self._make(_ExternalPythonDecoratedOperator, python_callable, kwargs)
+
+    def branch_external_python(
+        self, python_callable: Callable[..., Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """``@task.branch_external_python(python=...)``: BranchExternalPythonOperator."""
+        return self._make(_BranchExternalPythonDecoratedOperator, python_callable, kwargs)
+
+    def virtualenv(self, python_callable: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
+        """``@task.virtualenv(requirements=[...], ...)``: PythonVirtualenvOperator."""
+        return self._make(_PythonVirtualenvDecoratedOperator, python_callable, kwargs)
+
+    def branch_virtualenv(
+        self, python_callable: Callable[..., Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """``@task.branch_virtualenv(requirements=[...], ...)``: BranchPythonVirtualenvOperator."""
+        return self._make(_BranchPythonVirtualenvDecoratedOperator, python_callable, kwargs)
 
 
 task = _TaskDecoratorFactory()

@@ -7,6 +7,7 @@ POSIX signals), calls ``task.execute(context)`` and maps how that ended to a ``T
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import math
@@ -18,7 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from statewright.sdk.assets import outlet_report
+from statewright.sdk.asset_metadata import collect_metadata, yields_metadata
+from statewright.sdk.assets import OutletEventAccessors, outlet_report
 from statewright.sdk.baseoperator import BaseOperator
 from statewright.sdk.context import Context, build_context, current_context
 from statewright.sdk.exceptions import (
@@ -134,7 +136,7 @@ def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
                 rendering(task, context) as rendered, _resolved_inputs(task, context), \
                 _timeout(task):
             ti.rendered_fields = rendered
-            value = call(task)
+            value = _call_with_hooks(task, context, call)
         return _success(task, ti, value)
     except TaskDeferred as exc:
         log.info("Task %s deferred to %s (resumes in %s)", task.task_id, exc.classpath,
@@ -171,6 +173,36 @@ def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
             outcome.traceback = (f"{outcome.traceback}\nThe trigger's traceback:\n"
                                  f"{trigger_traceback}")
         return outcome
+
+
+def _call_with_hooks(task: BaseOperator, context: Context, call: Any) -> Any:
+    """Airflow's order: the ``pre_execute=`` hook and an overridden ``pre_execute``, the call
+    (a generator task run to its end, its ``Metadata`` applied to the outlet events), then the
+    ``post_execute=`` hook and an overridden ``post_execute``, given the result."""
+    events = context.setdefault("outlet_events", OutletEventAccessors())
+    _run_hook(getattr(task, "_pre_execute_hook", None), events, context)
+    if _overrides(task, "pre_execute"):
+        _run_hook(task.pre_execute, events, context)
+    value = call(task)
+    if yields_metadata(task, value):
+        value = collect_metadata(value, events)
+    _run_hook(getattr(task, "_post_execute_hook", None), events, context, value)
+    if _overrides(task, "post_execute"):
+        _run_hook(task.post_execute, events, context, value)
+    return value
+
+
+def _overrides(task: Any, name: str) -> bool:
+    return getattr(type(task), name, None) not in (None, getattr(BaseOperator, name))
+
+
+def _run_hook(hook: Any, events: Any, *args: Any) -> None:
+    """Call a pre/post-execute hook; a generator hook's ``Metadata`` go to the events."""
+    if hook is None:
+        return
+    result = hook(*args)
+    if inspect.isgenerator(result):
+        collect_metadata(result, events)
 
 
 def _rendered_map_index(context: Context) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.sensor_clock import SensorClock, install_sensor_clock
 
 from statewright.core.errors import DagDefinitionError
 from statewright.sdk import DAG, BaseOperator
@@ -26,31 +27,14 @@ from statewright.sdk.sensors import (
     PythonSensor,
     TimeDeltaSensor,
 )
-from statewright.sdk.sensors import base as sensor_base
 from statewright.sdk.triggers import TimeDeltaTrigger
 
 T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = T0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += timedelta(seconds=seconds)
-
-
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    c = FakeClock()
-    monkeypatch.setattr(sensor_base, "_now", c)
-    monkeypatch.setattr(sensor_base, "_sleep", c.sleep)
-    return c
+def clock(monkeypatch: pytest.MonkeyPatch) -> SensorClock:
+    return install_sensor_clock(monkeypatch, T0)
 
 
 def _context(dag: DAG, task: BaseOperator, **ti: Any) -> Any:
@@ -81,7 +65,7 @@ class Counting(BaseSensor):
         return self.pokes >= self.ready_after
 
 
-def test_poke_mode_sleeps_between_pokes_and_stores_the_value(clock: FakeClock) -> None:
+def test_poke_mode_sleeps_between_pokes_and_stores_the_value(clock: SensorClock) -> None:
     with DAG("d"):
         s = Counting(task_id="s", ready_after=3, poke_interval=10, value={"found": 1})
     outcome = _run(s)
@@ -89,7 +73,7 @@ def test_poke_mode_sleeps_between_pokes_and_stores_the_value(clock: FakeClock) -
     assert clock.sleeps == [10, 10]
 
 
-def test_poke_mode_times_out_without_retry_or_skips_with_soft_fail(clock: FakeClock) -> None:
+def test_poke_mode_times_out_without_retry_or_skips_with_soft_fail(clock: SensorClock) -> None:
     with DAG("d"):
         hard = Counting(task_id="hard", ready_after=99, poke_interval=10, timeout=25, retries=3)
         soft = Counting(task_id="soft", ready_after=99, poke_interval=10, timeout=25,
@@ -99,7 +83,7 @@ def test_poke_mode_times_out_without_retry_or_skips_with_soft_fail(clock: FakeCl
     assert _run(soft).kind == "skipped"
 
 
-def test_reschedule_mode_raises_with_the_first_poke_kept(clock: FakeClock) -> None:
+def test_reschedule_mode_raises_with_the_first_poke_kept(clock: SensorClock) -> None:
     with DAG("d"):
         s = Counting(task_id="s", ready_after=99, poke_interval=30, mode="reschedule",
                      timeout=100)
@@ -116,7 +100,7 @@ def test_reschedule_mode_raises_with_the_first_poke_kept(clock: FakeClock) -> No
     assert _run(s, first_poke_at=T0, poke_count=2).kind == "fail_no_retry"
 
 
-def test_exponential_backoff_grows_and_is_capped(clock: FakeClock) -> None:
+def test_exponential_backoff_grows_and_is_capped(clock: SensorClock) -> None:
     with DAG("d"):
         s = Counting(task_id="s", ready_after=99, poke_interval=10, exponential_backoff=True,
                      max_wait=60, timeout=10_000)
@@ -137,7 +121,7 @@ def test_sensor_arguments_are_checked() -> None:
             DateTimeSensor(task_id="c", target_time=datetime(2026, 1, 1))
 
 
-def test_time_sensors_poke_and_defer(clock: FakeClock) -> None:
+def test_time_sensors_poke_and_defer(clock: SensorClock) -> None:
     with DAG("d"):
         past = DateTimeSensor(task_id="past", target_time="2026-05-01T11:00:00+00:00")
         later = DateTimeSensor(task_id="later", target_time=T0 + timedelta(hours=1),
@@ -153,7 +137,7 @@ def test_time_sensors_poke_and_defer(clock: FakeClock) -> None:
         "2026-05-01T12:05")
 
 
-def test_file_sensor(tmp_path: Path, clock: FakeClock) -> None:
+def test_file_sensor(tmp_path: Path, clock: SensorClock) -> None:
     with DAG("d"):
         s = FileSensor(task_id="s", filepath=str(tmp_path / "*.csv"), poke_interval=5,
                        timeout=12)
@@ -164,7 +148,7 @@ def test_file_sensor(tmp_path: Path, clock: FakeClock) -> None:
     assert _run(s).kind == "success" and _run(d).kind == "success"
 
 
-def test_python_sensor_passes_context_and_op_kwargs(clock: FakeClock) -> None:
+def test_python_sensor_passes_context_and_op_kwargs(clock: SensorClock) -> None:
     seen: list[Any] = []
 
     def ready(limit: int, ti: Any) -> Any:
@@ -202,7 +186,7 @@ def http_server() -> Iterator[tuple[str, list[int]]]:
     server.server_close()
 
 
-def test_http_sensor(http_server: tuple[str, list[int]], clock: FakeClock) -> None:
+def test_http_sensor(http_server: tuple[str, list[int]], clock: SensorClock) -> None:
     url, statuses = http_server
     with DAG("d"):
         s = HttpSensor(task_id="s", url=url, poke_interval=1,

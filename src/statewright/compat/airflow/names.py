@@ -109,7 +109,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.models.dagrun": ("statewright.sdk.plugins",),
     EXAMPLE_PLUGINS: ("statewright.sdk.plugins",),  # its modules: files of the plugins folder
     "airflow.utils.dates": ("statewright.sdk",),
-    "airflow.utils.timezone": ("statewright.sdk",),
+    "airflow.utils.timezone": ("statewright.sdk.timezone", "statewright.sdk"),
+    "airflow.sdk.timezone": ("statewright.sdk.timezone",),
     "airflow.timetables.base": ("statewright.sdk.timetables", "statewright.sdk"),
     "airflow.timetables.interval": ("statewright.sdk.timetables", "statewright.sdk"),
     "airflow.timetables.trigger": ("statewright.sdk.timetables", "statewright.sdk"),
@@ -136,6 +137,8 @@ RENAMES: dict[str, str] = {
     "airflow.operators.dummy_operator.DummyOperator": "statewright.sdk.operators:EmptyOperator",
     "airflow.utils.helpers.chain": "statewright.sdk:chain",
     "airflow.utils.helpers.cross_downstream": "statewright.sdk:cross_downstream",
+    # Airflow's timezone module (airflow.utils.timezone), a name of the compat sdk module.
+    "airflow.providers.common.compat.sdk.timezone": "statewright.sdk:timezone",
 }
 """``airflow.module.Name`` → ``statewright.module:Name`` where statewright's name differs or where
 the Airflow module's usual search would find the wrong object."""
@@ -214,8 +217,6 @@ CALL_FEATURES: dict[str, str] = {
     "short_circuit": "short-circuiting",
     "sensor": "sensors",
     "bash": "@task.bash",
-    "virtualenv": "virtualenv tasks",
-    "external_python": "virtualenv tasks",
     "docker": "container tasks",
     "kubernetes": "container tasks",
 }

@@ -27,6 +27,7 @@ from sqlalchemy import (
 )
 
 from statewright.core.states import TI
+from statewright.core.task_groups import group_task_ids
 from statewright.db.engine import is_postgres
 from statewright.db.tables import job, task_instance, trigger
 
@@ -340,3 +341,27 @@ def external_states(
         .where(runs, ti.task_id.in_(list(task_ids)))
     ).all()
     return [r.state for r in rows]
+
+
+def external_group_states(
+    conn: Connection, dag_id: str, group_id: str, logical_dates: Sequence[datetime],
+) -> list[list[str]]:
+    """For each run of ``dag_id`` at ``logical_dates``, the states of the task instances of the
+    tasks in its task group ``group_id`` (nested groups included; the DAG's current version);
+    no run when the DAG or the group is unknown (read-only)."""
+    from statewright.db.repositories.dags import get_serialized
+    from statewright.db.tables import dag_run
+
+    serialized = get_serialized(conn, dag_id)
+    task_ids = group_task_ids(serialized, group_id) if serialized is not None else []
+    if not task_ids or not logical_dates:
+        return []
+    rows = conn.execute(
+        select(dag_run.c.id, ti.state).join(dag_run, dag_run.c.id == ti.dag_run_id)
+        .where(dag_run.c.dag_id == dag_id, dag_run.c.logical_date.in_(list(logical_dates)),
+               ti.task_id.in_(task_ids))
+    ).all()
+    by_run: dict[int, list[str]] = {}
+    for run_id, state in rows:
+        by_run.setdefault(run_id, []).append(state)
+    return list(by_run.values())

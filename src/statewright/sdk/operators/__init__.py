@@ -1,4 +1,5 @@
-"""Built-in operators: PythonOperator and its branching kin, BashOperator, EmptyOperator; the
+"""Built-in operators: PythonOperator and its branching kin, BashOperator, EmptyOperator;
+``ExternalPythonOperator`` and ``PythonVirtualenvOperator`` (and their ``Branch…`` kin); the
 cross-DAG ``TriggerDagRunOperator`` and ``ExternalTaskMarker``; ``LatestOnlyOperator``,
 ``BranchDayOfWeekOperator`` and ``BranchDateTimeOperator``; the human-in-the-loop operators
 ``HITLOperator``, ``ApprovalOperator``, ``HITLBranchOperator`` and ``HITLEntryOperator``."""
@@ -24,6 +25,12 @@ from statewright.sdk.operators.python import (
     PythonOperator,
     ShortCircuitOperator,
 )
+from statewright.sdk.operators.python_env import (
+    BranchExternalPythonOperator,
+    BranchPythonVirtualenvOperator,
+    ExternalPythonOperator,
+    PythonVirtualenvOperator,
+)
 from statewright.sdk.operators.trigger_dagrun import ExternalTaskMarker, TriggerDagRunOperator
 
 __all__ = [
@@ -31,14 +38,18 @@ __all__ = [
     "BashOperator",
     "BranchDateTimeOperator",
     "BranchDayOfWeekOperator",
+    "BranchExternalPythonOperator",
     "BranchPythonOperator",
+    "BranchPythonVirtualenvOperator",
     "EmptyOperator",
+    "ExternalPythonOperator",
     "ExternalTaskMarker",
     "HITLBranchOperator",
     "HITLEntryOperator",
     "HITLOperator",
     "LatestOnlyOperator",
     "PythonOperator",
+    "PythonVirtualenvOperator",
     "ShortCircuitOperator",
     "TriggerDagRunOperator",
     "WeekDay",

@@ -40,7 +40,62 @@ def context_env(context: Mapping[str, Any]) -> dict[str, str]:
     return env
 
 
-class BashOperator(BaseOperator):
+class BashRunning:
+    """Running a command with ``bash -c``, its output streamed to the task log, and killing it
+    (the operator's and ``BashSensor``'s). Uses the task's ``cwd`` (None: a fresh temporary
+    directory) and ``output_encoding``."""
+
+    cwd: str | None
+    output_encoding: str
+    _process: subprocess.Popen[bytes] | None = None
+
+    def _run(self, command: str, env: dict[str, str]) -> tuple[int, str]:
+        bash = shutil.which("bash") or "bash"
+        with ExitStack() as stack:
+            cwd = self.cwd or stack.enter_context(tempfile.TemporaryDirectory(prefix="statewright"))
+            log.info("Running command: %s", command)
+            with subprocess.Popen(
+                [bash, "-c", command],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            ) as process:
+                self._process = process
+                try:
+                    last_line = ""
+                    assert process.stdout is not None
+                    for raw in iter(process.stdout.readline, b""):
+                        last_line = raw.decode(self.output_encoding, errors="backslashreplace")
+                        last_line = last_line.rstrip()
+                        log.info("%s", last_line)
+                    process.wait()
+                finally:
+                    self.on_kill()  # a no-op once the command has exited
+                    self._process = None
+        log.info("Command exited with return code %s", process.returncode)
+        return process.returncode, last_line
+
+    def on_kill(self) -> None:
+        """Terminate the command's whole process group (SIGTERM, then SIGKILL)."""
+        process = self._process
+        if process is None or process.poll() is not None:
+            return
+        for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                process.wait(timeout=grace)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+class BashOperator(BashRunning, BaseOperator):
     """Run ``bash_command``; return the last line it printed.
 
     Exit code 0 succeeds; an exit code in ``skip_on_exit_code`` (99 by default) skips the task;
@@ -118,48 +173,3 @@ class BashOperator(BaseOperator):
                 f"Bash command failed. The command returned a non-zero exit code {exit_code}."
             )
         return self.output_processor(last_line)
-
-    def _run(self, command: str, env: dict[str, str]) -> tuple[int, str]:
-        bash = shutil.which("bash") or "bash"
-        with ExitStack() as stack:
-            cwd = self.cwd or stack.enter_context(tempfile.TemporaryDirectory(prefix="statewright"))
-            log.info("Running command: %s", command)
-            with subprocess.Popen(
-                [bash, "-c", command],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-            ) as process:
-                self._process = process
-                try:
-                    last_line = ""
-                    assert process.stdout is not None
-                    for raw in iter(process.stdout.readline, b""):
-                        last_line = raw.decode(self.output_encoding, errors="backslashreplace")
-                        last_line = last_line.rstrip()
-                        log.info("%s", last_line)
-                    process.wait()
-                finally:
-                    self.on_kill()  # a no-op once the command has exited
-                    self._process = None
-        log.info("Command exited with return code %s", process.returncode)
-        return process.returncode, last_line
-
-    def on_kill(self) -> None:
-        """Terminate the command's whole process group (SIGTERM, then SIGKILL)."""
-        process = self._process
-        if process is None or process.poll() is not None:
-            return
-        for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                process.wait(timeout=grace)
-                return
-            except subprocess.TimeoutExpired:
-                continue

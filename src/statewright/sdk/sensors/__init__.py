@@ -1,18 +1,25 @@
 """Sensors: tasks that wait for a condition.
 
-Exports ``BaseSensor`` and ``PokeReturnValue``, and the built-ins ``DateTimeSensor``,
-``TimeDeltaSensor``, ``DayOfWeekSensor``, ``FileSensor``, ``HttpSensor``, ``PythonSensor`` and
+Exports ``BaseSensor`` and ``PokeReturnValue``, and the built-ins ``BashSensor``,
+``DateTimeSensor``, ``TimeDeltaSensor``, ``TimeSensor`` (and ``TimeSensorAsync``),
+``DayOfWeekSensor``, ``FileSensor``, ``HttpSensor``, ``PythonSensor`` and
 ``ExternalTaskSensor`` (with its ``ExternalTaskTrigger``).
 """
 
 from __future__ import annotations
 
 from statewright.sdk.sensors.base import BaseSensor, PokeReturnValue
+from statewright.sdk.sensors.bash import BashSensor
 from statewright.sdk.sensors.external_task import ExternalTaskSensor, ExternalTaskTrigger
 from statewright.sdk.sensors.filesystem import FileSensor
 from statewright.sdk.sensors.http import HttpSensor
 from statewright.sdk.sensors.python import PythonSensor
-from statewright.sdk.sensors.time import DateTimeSensor, TimeDeltaSensor
+from statewright.sdk.sensors.time import (
+    DateTimeSensor,
+    TimeDeltaSensor,
+    TimeSensor,
+    TimeSensorAsync,
+)
 from statewright.sdk.sensors.weekday import DayOfWeekSensor
 
 BaseSensorOperator = BaseSensor
@@ -20,6 +27,7 @@ BaseSensorOperator = BaseSensor
 __all__ = [
     "BaseSensor",
     "BaseSensorOperator",
+    "BashSensor",
     "DateTimeSensor",
     "DayOfWeekSensor",
     "ExternalTaskSensor",
@@ -29,4 +37,6 @@ __all__ = [
     "PokeReturnValue",
     "PythonSensor",
     "TimeDeltaSensor",
+    "TimeSensor",
+    "TimeSensorAsync",
 ]

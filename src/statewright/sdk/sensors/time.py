@@ -1,8 +1,8 @@
-"""``DateTimeSensor`` and ``TimeDeltaSensor``: wait for a moment in time."""
+"""``DateTimeSensor``, ``TimeDeltaSensor`` and ``TimeSensor``: wait for a moment in time."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from statewright.core.errors import DagDefinitionError
@@ -10,7 +10,7 @@ from statewright.sdk.sensors import base
 from statewright.sdk.sensors.base import BaseSensor
 from statewright.sdk.triggers.temporal import DateTimeTrigger
 
-__all__ = ["DateTimeSensor", "TimeDeltaSensor"]
+__all__ = ["DateTimeSensor", "TimeDeltaSensor", "TimeSensor", "TimeSensorAsync"]
 
 
 class _MomentSensor(BaseSensor):
@@ -75,3 +75,53 @@ class TimeDeltaSensor(_MomentSensor):
         anchor = (context.get("data_interval_end") or context.get("logical_date")
                   or base._now())
         return anchor + self.delta
+
+
+class TimeSensor(_MomentSensor):
+    """Succeed once the clock reaches ``target_time`` (a ``datetime.time``) of today, in the
+    DAG's timezone.
+
+    "Today" is Airflow's: the day, in the DAG's timezone, on which the task is picked up, not
+    the day of the run's data interval (so a backfilled run waits for today's
+    ``target_time``; ``DateTimeSensor`` with a templated target waits for the run's own day).
+    The moment is fixed when the try starts (again at each reschedule); the ``tzinfo`` of
+    ``target_time`` is ignored, as in Airflow. ``deferrable=True`` waits in the triggerer
+    (a ``DateTimeTrigger`` at that moment).
+    """
+
+    def __init__(self, *, target_time: time, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not isinstance(target_time, time):
+            raise DagDefinitionError(
+                f"sensor {self.task_id!r}: target_time must be a datetime.time (a time of "
+                f"day), got {type(target_time).__name__}; use DateTimeSensor to wait for a "
+                "date and time")
+        self.target_time = target_time
+        self.target_datetime: datetime | None = None
+        """The moment the running try waits for (UTC), set when the try starts."""
+
+    def execute(self, context: Any) -> Any:
+        self.target_datetime = self.today_at_target(context)
+        return super().execute(context)
+
+    def today_at_target(self, context: Any) -> datetime:
+        """``target_time`` on the current day in the DAG's timezone, as a UTC datetime."""
+        zone = self._zone(context)
+        today = base._now().astimezone(zone).date()
+        local = datetime.combine(today, self.target_time.replace(tzinfo=None), tzinfo=zone)
+        return local.astimezone(UTC)
+
+    def target(self, context: Any) -> datetime:
+        return self.target_datetime or self.today_at_target(context)
+
+    def _zone(self, context: Any) -> tzinfo:
+        dag = context.get("dag") or self.dag
+        return getattr(dag, "timezone", None) or UTC
+
+
+class TimeSensorAsync(TimeSensor):
+    """``TimeSensor`` with ``deferrable=True`` (the name Airflow keeps for older files)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["deferrable"] = True
+        super().__init__(**kwargs)
