@@ -11,4 +11,5 @@ fi
 .venv/bin/lint-imports
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy --strict src/statewright/core src/statewright/db
-.venv/bin/python -m pytest -p no:cacheprovider "$@"
+# The slowest tests are listed at the end, so that a slower suite shows where its time went.
+.venv/bin/python -m pytest -p no:cacheprovider --durations=25 "$@"
