@@ -179,7 +179,9 @@ def _call_with_hooks(task: BaseOperator, context: Context, call: Any) -> Any:
     """Airflow's order: the ``pre_execute=`` hook and an overridden ``pre_execute``, the call
     (a generator task run to its end, its ``Metadata`` applied to the outlet events), then the
     ``post_execute=`` hook and an overridden ``post_execute``, given the result."""
-    events = context.setdefault("outlet_events", OutletEventAccessors())
+    if "outlet_events" not in context:
+        context["outlet_events"] = OutletEventAccessors()
+    events = context["outlet_events"]
     _run_hook(getattr(task, "_pre_execute_hook", None), events, context)
     if _overrides(task, "pre_execute"):
         _run_hook(task.pre_execute, events, context)

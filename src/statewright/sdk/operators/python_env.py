@@ -15,11 +15,12 @@ or stderr) goes to the task log.
 
 from __future__ import annotations
 
+import abc
 import os
 import sys
 import tempfile
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -95,11 +96,9 @@ class _BasePythonEnvOperator(PythonOperator):
 
     # -- what subclasses give ---------------------------------------------------------------------
 
-    @contextmanager
-    def _interpreter(self) -> Iterator[Path]:
+    @abc.abstractmethod
+    def _interpreter(self) -> AbstractContextManager[Path]:
         """The python to run the callable with, for the time of the call."""
-        raise NotImplementedError
-        yield  # pragma: no cover
 
     # -- the call ---------------------------------------------------------------------------------
 
