@@ -11,5 +11,8 @@ fi
 .venv/bin/lint-imports
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy --strict src/statewright/core src/statewright/db
+# Two test processes (STATEWRIGHT_TEST_WORKERS): most tests wait on the processes, servers
+# and databases they start, so two share two cores well; each has its own databases.
 # The slowest tests are listed at the end, so that a slower suite shows where its time went.
-.venv/bin/python -m pytest -p no:cacheprovider --durations=25 "$@"
+.venv/bin/python -m pytest -p no:cacheprovider -n "${STATEWRIGHT_TEST_WORKERS:-2}" \
+  --durations=25 "$@"

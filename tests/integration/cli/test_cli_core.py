@@ -95,6 +95,16 @@ def test_a_broken_dag_file_is_reported_and_others_still_load(env: dict[str, str]
     assert "broken.py" in errors.output and "nonexistent_module" in errors.output
 
 
+def test_dags_errors_names_a_deep_file_whole_and_as_text(env: dict[str, str]) -> None:
+    deep = Path(env["STATEWRIGHT_DAGS_FOLDER"], *[f"team_{i}_pipelines" for i in range(8)])
+    deep.mkdir(parents=True)
+    (deep / "[red]broken.py").write_text("import nonexistent_module\n")
+    errors = run(env, "dags", "errors")
+    assert errors.exit_code == 1
+    assert str(deep / "[red]broken.py") in errors.output  # not cut short, not read as markup
+    assert "nonexistent_module" in errors.output
+
+
 @pytest.mark.parametrize(("body", "needle"), [
     ("with DAG('c') as dag:\n    a = EmptyOperator(task_id='a')\n    b = EmptyOperator("
      "task_id='b')\n    a >> b >> a\n", "cycle"),

@@ -126,7 +126,11 @@ def dags_errors(app: App) -> None:
         console.print("no import errors")
         return
     for r in rows:
-        console.rule(f"[red]{r.filename}[/]")
+        # The whole path on a line of its own, as text: a rule's title would cut a long path
+        # short and read "[" in a file name as markup.
+        console.rule(style="red")
+        console.print(r.filename, style="bold red", highlight=False, markup=False,
+                      soft_wrap=True)
         console.print(r.stacktrace, highlight=False, markup=False)
     sys.exit(1)
 
