@@ -27,6 +27,7 @@ from statewright.cli.output import (
     yes_option,
 )
 from statewright.cli.output import parse_conf as _parse_conf
+from statewright.cli.output import parse_logical_date as _parse_logical_date
 from statewright.core.errors import StatewrightError
 from statewright.core.transitions import Actor
 
@@ -129,12 +130,16 @@ def _display_name(row: Any) -> str:
 @dags.command("trigger")
 @click.argument("dag_id")
 @click.option("--conf", "-c", help="JSON object passed to the run as dag_run.conf.")
-@click.option("--run-id", help="Run id (default manual__<time>).")
+@click.option("--run-id", "-r", help="Run id (default manual__<time>).")
+@click.option("--logical-date", "-l", callback=lambda _c, _p, v: _parse_logical_date(v),
+              help="The run's logical date, ISO 8601 (UTC when it names no zone; default: "
+                   "now). A DAG has one run per logical date.")
 @click.option("--partition-key", help="The run's partition key (checked against the DAG's "
                                       "timetable).")
 @click.pass_obj
 @friendly
 def dags_trigger(app: App, dag_id: str, conf: str | None, run_id: str | None,
+                 logical_date: Any = None,
                  partition_key: str | None = None) -> None:
     """Create a manual run of DAG_ID (the scheduler runs it)."""
     from statewright.core.clock import utcnow
@@ -147,7 +152,8 @@ def dags_trigger(app: App, dag_id: str, conf: str | None, run_id: str | None,
     _sync(app)
     with transaction(app.engine) as conn:
         _, rid = trigger_dag(conn, dag_id, now=utcnow(), actor=cli_actor(), conf=conf_obj,
-                             run_id=run_id, partition_key=partition_key)
+                             run_id=run_id, logical_date=logical_date,
+                             partition_key=partition_key)
         row = dag_repo.get_dag(conn, dag_id)
     console.print(f"created run [bold]{rid}[/] of {dag_id} (queued)", soft_wrap=True)
     if row is not None and row.is_paused:

@@ -7,7 +7,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -49,6 +49,18 @@ def parse_conf(conf: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise StatewrightError(f"--conf must be a JSON object, got {type(value).__name__}: {conf}")
     return value
+
+
+def parse_logical_date(value: str | None) -> datetime | None:
+    """``--logical-date``: ISO 8601, UTC when it names no zone; a bad value is a usage error."""
+    if value is None:
+        return None
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 date or time (e.g. 2026-01-01 "
+                                 "or 2026-01-01T06:00:00+02:00).") from None
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
 # -- listings: one ``-o/--output`` flag for every command that lists --------------------------

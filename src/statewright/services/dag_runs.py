@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -59,6 +59,20 @@ def check_run_conf(view: DagView, conf: Mapping[str, Any] | None) -> None:
                       conf_overrides_params=conf_overrides_params())
 
 
+def check_logical_date_free(conn: Connection, dag_id: str, logical_date: datetime | None) -> None:
+    """A DAG has at most one run per logical date, as in Airflow 3 (runs without a logical
+    date are not counted): another one is refused with ``RunAlreadyExists``."""
+    if logical_date is None:
+        return
+    taken = run_repo.get_by_logical_date(conn, dag_id, logical_date)
+    if taken is not None:
+        at = logical_date.astimezone(UTC).isoformat()
+        raise RunAlreadyExists(
+            f"DAG {dag_id!r} already has a run at logical date {at} ({taken.run_id!r}); a DAG "
+            "has one run per logical date. Pick another logical date, or clear that run to "
+            "run it again.")
+
+
 def manual_run_id(now: datetime) -> str:
     return f"manual__{now.isoformat()}"
 
@@ -90,6 +104,7 @@ def create_run(
     if run_type == "manual":
         logical_date = logical_date if logical_date is not None else now
         data_interval = data_interval or manual_data_interval(view, logical_date)
+    check_logical_date_free(conn, view.dag_id, logical_date)
     run_pk = door.create_dag_run(
         conn, dag_id=view.dag_id, run_id=run_id, run_type=run_type, actor=actor, now=now,
         logical_date=logical_date,

@@ -53,6 +53,26 @@ def test_duplicate_run_id_is_409_and_changes_nothing(
     assert client.get(run_url(dag_id, "same")).json()["conf"] == {}
 
 
+def test_a_second_run_at_the_same_logical_date_is_409_and_changes_nothing(
+        client: TestClient, dag_id: str, snapshot: Callable[[], tuple[int, int, int]]) -> None:
+    at = "2026-01-01T00:00:00+00:00"
+    assert client.post(f"/api/v1/dags/{dag_id}/dagRuns",
+                       json={"dag_run_id": "first", "logical_date": at}).status_code == 200
+    before = snapshot()
+    res = client.post(f"/api/v1/dags/{dag_id}/dagRuns",
+                      json={"dag_run_id": "second", "logical_date": "2026-01-01T01:00:00+01:00"})
+    assert res.status_code == 409
+    detail = res.json()["detail"]
+    assert "already has a run at logical date 2026-01-01T00:00:00+00:00 ('first')" in detail
+    assert "Nothing was created" in detail
+    assert snapshot() == before
+    assert client.get(run_url(dag_id, "second")).status_code == 404
+    # Another logical date, and runs without one given (each at its own time), are fine.
+    assert client.post(f"/api/v1/dags/{dag_id}/dagRuns",
+                       json={"logical_date": "2026-01-02T00:00:00Z"}).status_code == 200
+    assert client.post(f"/api/v1/dags/{dag_id}/dagRuns", json={}).status_code == 200
+
+
 def test_trigger_of_an_unknown_dag_is_404(
         client: TestClient, snapshot: Callable[[], tuple[int, int, int]]) -> None:
     before = snapshot()

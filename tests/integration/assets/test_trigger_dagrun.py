@@ -87,6 +87,30 @@ def test_a_self_trigger_set_later_is_refused_at_run_time(assets_harness: Callabl
     assert len(h.runs("controller")) == 1
 
 
+def test_a_run_at_the_same_logical_date_fails_unless_reset_and_reset_clears_it(
+        assets_harness: Callable, engine: Engine) -> None:
+    h = assets_harness()
+    when = datetime(2025, 6, 1, tzinfo=UTC)
+    h.sync(target(), trigger(logical_date=when, trigger_run_id="first"))
+    ctl = h.trigger("controller")
+    h.loop()
+    h.sync(target(), trigger(logical_date=when, trigger_run_id="second"))
+    clear_task_instances(engine, ctl, dag_id="controller", now=h.clock())
+    h.loop()
+    (ti,) = h.tis("controller")
+    assert ti.state == "failed"
+    assert "already has a run 'first' at logical date 2025-06-01" in (ti.state_message or "")
+    assert [r.run_id for r in h.runs("target")] == ["first"]
+
+    h.sync(target(), trigger(logical_date=when, trigger_run_id="second", reset_dag_run=True))
+    clear_task_instances(engine, ctl, dag_id="controller", now=h.clock())
+    h.loop()
+    (ti,) = h.tis("controller")
+    assert ti.state == "success"
+    (run,) = h.runs("target")
+    assert (run.run_id, run.clear_number, run.state) == ("first", 1, "success")
+
+
 def test_an_existing_run_id_fails_unless_reset_and_reset_clears_it(
         assets_harness: Callable, engine: Engine) -> None:
     h = assets_harness()

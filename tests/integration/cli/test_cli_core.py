@@ -95,6 +95,22 @@ def test_a_broken_dag_file_is_reported_and_others_still_load(env: dict[str, str]
     assert "broken.py" in errors.output and "nonexistent_module" in errors.output
 
 
+def test_trigger_at_a_logical_date_once_and_a_bad_date_is_a_usage_error(
+        env: dict[str, str]) -> None:
+    made = run(env, "dags", "trigger", "good", "-r", "first", "-l", "2026-03-01")
+    assert made.exit_code == 0, made.output
+    listed = json.loads(run(env, "dags", "runs", "good", "-o", "json").stdout)
+    assert [(r["run_id"], r["logical_date"]) for r in listed] == [
+        ("first", "2026-03-01T00:00:00+00:00")]
+    again = run(env, "dags", "trigger", "good", "--logical-date", "2026-03-01T01:00:00+01:00")
+    assert again.exit_code == 1
+    assert "already has a run at logical date 2026-03-01T00:00:00+00:00 ('first')" in (
+        again.output)
+    bad = run(env, "dags", "trigger", "good", "-l", "March 1st")
+    assert bad.exit_code == 2 and "'March 1st' is not an ISO 8601 date" in bad.output
+    assert len(json.loads(run(env, "dags", "runs", "good", "-o", "json").stdout)) == 1
+
+
 def test_dags_errors_names_a_deep_file_whole_and_as_text(env: dict[str, str]) -> None:
     deep = Path(env["STATEWRIGHT_DAGS_FOLDER"], *[f"team_{i}_pipelines" for i in range(8)])
     deep.mkdir(parents=True)

@@ -25,7 +25,8 @@ _RUN_STATES = [st.value for st in DagRunState]
 
 @router.post("/dags/{dag_id}/dagRuns", response_model=s.DagRun,
              responses={404: {"description": "Unknown DAG"},
-                        409: {"description": "The run id exists already"},
+                        409: {"description": "The run id, or a run at the logical date, exists "
+                                              "already"},
                         422: {"description": "A partition key the timetable does not give, "
                                               "or more tasks than max_tis_per_run"}})
 def trigger(request: Request, dag_id: str, body: s.TriggerDagRunBody) -> s.DagRun:
@@ -44,7 +45,9 @@ def trigger(request: Request, dag_id: str, body: s.TriggerDagRunBody) -> s.DagRu
         raise BadRequest(f"{exc}. Nothing was created.") from None
     except RunTooBig as exc:
         raise BadRequest(str(exc)) from None
-    except (RunAlreadyExists, IntegrityError):
+    except RunAlreadyExists as exc:
+        raise Conflict(f"{exc} Nothing was created.") from None
+    except IntegrityError:
         raise Conflict(f"DAG {dag_id!r} already has a run {body.dag_run_id!r}; pick another "
                        "dag_run_id (or leave it out for manual__<time>). Nothing was created."
                        ) from None

@@ -18,6 +18,12 @@ def get_by_run_id(conn: Connection, dag_id: str, run_id: str) -> Any:
     ).first()
 
 
+def get_by_logical_date(conn: Connection, dag_id: str, logical_date: Any) -> Any:
+    """The run of ``dag_id`` at ``logical_date`` (a DAG has one run per logical date)."""
+    return conn.execute(select(dag_run).where(
+        dag_run.c.dag_id == dag_id, dag_run.c.logical_date == logical_date).limit(1)).first()
+
+
 def get(conn: Connection, pk: int) -> Any:
     return conn.execute(select(dag_run).where(dag_run.c.id == pk)).first()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -53,22 +53,27 @@ def _create(conn: Connection, r: Any, req: dict[str, Any], *, now: datetime,
         loop = " -> ".join([*reversed(chain[:chain.index(dag_id) + 1]), dag_id])
         return "fail_no_retry", (f"TriggerDagRunOperator would close a loop of DAGs that "
                                  f"trigger each other ({loop}); nothing was triggered.")
-    if run_repo.get_by_run_id(conn, dag_id, run_id) is not None:
+    logical_date = datetime.fromisoformat(req["logical_date"])
+    # A DAG has one run per logical date: a run there under another id is the same conflict.
+    taken = (run_repo.get_by_run_id(conn, dag_id, run_id)
+             or run_repo.get_by_logical_date(conn, dag_id, logical_date))
+    if taken is not None:
+        which = (repr(run_id) if taken.run_id == run_id else
+                 f"{taken.run_id!r} at logical date {logical_date.astimezone(UTC).isoformat()}")
         if req.get("reset_dag_run"):
             from statewright.services.controls.cross_dag import clear_whole_run
 
             # The controller runs again because a user cleared it: the target's clear is that
             # user's action carried on (clearing is a user's edge in the transition table).
-            clear_whole_run(conn, dag_id, run_id, actor=Actor.USER, now=now)
+            clear_whole_run(conn, dag_id, taken.run_id, actor=Actor.USER, now=now)
             return None
         if req.get("skip_when_already_exists"):
-            return "skipped", f"DAG {dag_id!r} already has a run {run_id!r}; skipped."
-        return "failed", (f"DAG {dag_id!r} already has a run {run_id!r} (pass "
+            return "skipped", f"DAG {dag_id!r} already has a run {which}; skipped."
+        return "failed", (f"DAG {dag_id!r} already has a run {which} (pass "
                           "reset_dag_run=True to clear it and run it again).")
     try:
         pk, _ = trigger_dag(conn, dag_id, now=now, actor=actor, conf=req.get("conf") or {},
-                            run_id=run_id,
-                            logical_date=datetime.fromisoformat(req["logical_date"]))
+                            run_id=run_id, logical_date=logical_date)
     except DagNotFound as exc:
         return "failed", f"TriggerDagRunOperator: {exc}"
     run_trigger_repo.record(conn, pk, r.dag_run_id)
