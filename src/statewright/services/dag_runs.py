@@ -60,8 +60,8 @@ def check_run_conf(view: DagView, conf: Mapping[str, Any] | None) -> None:
 
 
 def check_logical_date_free(conn: Connection, dag_id: str, logical_date: datetime | None) -> None:
-    """A DAG has at most one run per logical date, as in Airflow 3 (runs without a logical
-    date are not counted): another one is refused with ``RunAlreadyExists``."""
+    """A DAG has at most one run per logical date, as in Airflow 3: a run at a logical date
+    the DAG has a run at already is refused with ``RunAlreadyExists``."""
     if logical_date is None:
         return
     taken = run_repo.get_by_logical_date(conn, dag_id, logical_date)
@@ -101,10 +101,12 @@ def create_run(
     if run_repo.get_by_run_id(conn, view.dag_id, run_id) is not None:
         raise RunAlreadyExists(
             f"DAG {view.dag_id!r} already has a run {run_id!r}; pick another run id.")
+    # A logical date given is checked; one left out takes the trigger's time (Airflow 3 leaves
+    # it empty), so two runs triggered at one instant do not collide.
+    check_logical_date_free(conn, view.dag_id, logical_date)
     if run_type == "manual":
         logical_date = logical_date if logical_date is not None else now
         data_interval = data_interval or manual_data_interval(view, logical_date)
-    check_logical_date_free(conn, view.dag_id, logical_date)
     run_pk = door.create_dag_run(
         conn, dag_id=view.dag_id, run_id=run_id, run_type=run_type, actor=actor, now=now,
         logical_date=logical_date,

@@ -87,28 +87,40 @@ def test_a_self_trigger_set_later_is_refused_at_run_time(assets_harness: Callabl
     assert len(h.runs("controller")) == 1
 
 
-def test_a_run_at_the_same_logical_date_fails_unless_reset_and_reset_clears_it(
+def test_another_run_at_the_same_logical_date_fails_even_with_reset(
         assets_harness: Callable, engine: Engine) -> None:
+    """One run per logical date; as in Airflow, reset_dag_run clears a run of the same id only."""
     h = assets_harness()
     when = datetime(2025, 6, 1, tzinfo=UTC)
     h.sync(target(), trigger(logical_date=when, trigger_run_id="first"))
     ctl = h.trigger("controller")
     h.loop()
-    h.sync(target(), trigger(logical_date=when, trigger_run_id="second"))
-    clear_task_instances(engine, ctl, dag_id="controller", now=h.clock())
-    h.loop()
-    (ti,) = h.tis("controller")
-    assert ti.state == "failed"
-    assert "already has a run 'first' at logical date 2025-06-01" in (ti.state_message or "")
-    assert [r.run_id for r in h.runs("target")] == ["first"]
+    for reset in (False, True):
+        h.sync(target(), trigger(logical_date=when, trigger_run_id="second",
+                                 reset_dag_run=reset))
+        clear_task_instances(engine, ctl, dag_id="controller", now=h.clock())
+        h.loop()
+        (ti,) = h.tis("controller")
+        assert ti.state == "failed"
+        assert ("already has a run 'first' at logical date 2025-06-01T00:00:00+00:00" in
+                (ti.state_message or ""))
+        assert [(r.run_id, r.clear_number) for r in h.runs("target")] == [("first", 0)]
 
-    h.sync(target(), trigger(logical_date=when, trigger_run_id="second", reset_dag_run=True))
+
+def test_by_default_the_run_id_follows_the_logical_date_so_reset_clears_the_run(
+        assets_harness: Callable, engine: Engine) -> None:
+    h = assets_harness()
+    when = datetime(2025, 6, 1, tzinfo=UTC)
+    h.sync(target(), trigger(logical_date=when, reset_dag_run=True))
+    ctl = h.trigger("controller")
+    h.loop()
     clear_task_instances(engine, ctl, dag_id="controller", now=h.clock())
     h.loop()
     (ti,) = h.tis("controller")
     assert ti.state == "success"
     (run,) = h.runs("target")
-    assert (run.run_id, run.clear_number, run.state) == ("first", 1, "success")
+    assert (run.run_id, run.clear_number, run.state) == (
+        "manual__2025-06-01T00:00:00+00:00", 1, "success")
 
 
 def test_an_existing_run_id_fails_unless_reset_and_reset_clears_it(

@@ -131,6 +131,11 @@ def test_example_external_task_parent_deferrable_senses_its_child_files_run(
     run = parent["example_external_task"].test(logical_date=LOGICAL_DATE, engine=engine)
     assert run.ti("start").state.value == "success"
     assert run.ti("parent_task_sensor").state.value == "success"
+    # As in Airflow's recording: the trigger meets the child's run at that date under another
+    # run id, which reset_dag_run (same run id only) does not clear.
+    trigger = run.ti("trigger_child_task")
+    assert trigger.state.value == "failed"
+    assert "already has a run" in (trigger.state_message or "")
     history = [h["to_state"] for h in run.history if h.get("task_id") == "parent_task_sensor"]
     assert "deferred" in history  # waited in the triggerer (deferrable=True)
 

@@ -84,7 +84,9 @@ class TriggerDagRunOperator(BaseOperator):
             raise FailTask(_loop_message(self.task_id, dag_id))
         now = datetime.now(UTC)
         logical = _logical_date(self.logical_date, now, self.task_id)
-        run_id = str(self.trigger_run_id or f"manual__{now.isoformat()}")
+        # As in Airflow 3: by default the run id follows the logical date, so that a controller
+        # run again meets the run it triggered before (reset_dag_run clears it).
+        run_id = str(self.trigger_run_id or f"manual__{logical.isoformat()}")
         requests = context.get(TRIGGER_REQUESTS)
         if requests is None:
             requests = context[TRIGGER_REQUESTS] = []

@@ -3,8 +3,9 @@ that applies the try's outcome (success, or deferral to wait for the run).
 
 A target DAG that does not exist, or a run id that exists already, fails the try with the reason
 (``reset_dag_run``: the existing run is cleared and runs again; ``skip_when_already_exists``: the
-try is skipped instead). A loop is refused: a run triggering its own DAG, or a DAG that
-triggered (directly or through other DAGs) the run asking.
+try is skipped instead). So does another run at the logical date (one run per logical date),
+which ``reset_dag_run`` does not clear. A loop is refused: a run triggering its own DAG, or a
+DAG that triggered (directly or through other DAGs) the run asking.
 """
 
 from __future__ import annotations
@@ -54,23 +55,30 @@ def _create(conn: Connection, r: Any, req: dict[str, Any], *, now: datetime,
         return "fail_no_retry", (f"TriggerDagRunOperator would close a loop of DAGs that "
                                  f"trigger each other ({loop}); nothing was triggered.")
     logical_date = datetime.fromisoformat(req["logical_date"])
-    # A DAG has one run per logical date: a run there under another id is the same conflict.
-    taken = (run_repo.get_by_run_id(conn, dag_id, run_id)
-             or run_repo.get_by_logical_date(conn, dag_id, logical_date))
-    if taken is not None:
-        which = (repr(run_id) if taken.run_id == run_id else
-                 f"{taken.run_id!r} at logical date {logical_date.astimezone(UTC).isoformat()}")
+    if run_repo.get_by_run_id(conn, dag_id, run_id) is not None:
         if req.get("reset_dag_run"):
             from statewright.services.controls.cross_dag import clear_whole_run
 
             # The controller runs again because a user cleared it: the target's clear is that
             # user's action carried on (clearing is a user's edge in the transition table).
-            clear_whole_run(conn, dag_id, taken.run_id, actor=Actor.USER, now=now)
+            clear_whole_run(conn, dag_id, run_id, actor=Actor.USER, now=now)
             return None
         if req.get("skip_when_already_exists"):
-            return "skipped", f"DAG {dag_id!r} already has a run {which}; skipped."
-        return "failed", (f"DAG {dag_id!r} already has a run {which} (pass "
+            return "skipped", f"DAG {dag_id!r} already has a run {run_id!r}; skipped."
+        return "failed", (f"DAG {dag_id!r} already has a run {run_id!r} (pass "
                           "reset_dag_run=True to clear it and run it again).")
+    # A DAG has one run per logical date. As in Airflow, reset_dag_run clears a run of the
+    # same run id only: another run at the date is a conflict the operator cannot settle.
+    taken = run_repo.get_by_logical_date(conn, dag_id, logical_date)
+    if taken is not None:
+        at = logical_date.astimezone(UTC).isoformat()
+        if req.get("skip_when_already_exists"):
+            return "skipped", (f"DAG {dag_id!r} already has a run {taken.run_id!r} at logical "
+                               f"date {at}; skipped.")
+        return "failed", (f"DAG {dag_id!r} already has a run {taken.run_id!r} at logical date "
+                          f"{at}, and a DAG has one run per logical date: trigger another "
+                          f"date, or pass trigger_run_id={taken.run_id!r} with reset_dag_run="
+                          "True to clear that run and run it again.")
     try:
         pk, _ = trigger_dag(conn, dag_id, now=now, actor=actor, conf=req.get("conf") or {},
                             run_id=run_id, logical_date=logical_date)
