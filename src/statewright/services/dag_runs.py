@@ -90,8 +90,10 @@ def create_run(
     data_interval: tuple[datetime, datetime] | None = None,
     run_after: datetime | None = None,
     partition_key: str | None = None,
+    one_per_logical_date: bool = True,
 ) -> int:
     """Insert a queued run and its task instances (state none); returns the run's key.
+    ``one_per_logical_date=False`` (``dag.test``'s runs) skips the logical date's check.
 
     ``conf`` is validated against the DAG's params first (``ParamValidationError`` naming each
     bad param; nothing is created)."""
@@ -103,7 +105,8 @@ def create_run(
             f"DAG {view.dag_id!r} already has a run {run_id!r}; pick another run id.")
     # A logical date given is checked; one left out takes the trigger's time (Airflow 3 leaves
     # it empty), so two runs triggered at one instant do not collide.
-    check_logical_date_free(conn, view.dag_id, logical_date)
+    if one_per_logical_date:
+        check_logical_date_free(conn, view.dag_id, logical_date)
     if run_type == "manual":
         logical_date = logical_date if logical_date is not None else now
         data_interval = data_interval or manual_data_interval(view, logical_date)

@@ -105,8 +105,10 @@ def run_dag_test(
             dag_repo.upsert_dag(conn, serialized, now=now)
             dag_repo.set_paused(conn, dag.dag_id, False)
             view = DagView(serialized, dag_repo.dag_hash(serialized))
+            # A test run may repeat a logical date (Airflow's dag.test replaces the earlier
+            # run; here both stay, with their histories).
             run_pk = create_run(conn, view, now=now, actor=Actor.USER, run_id=run_id, conf=conf,
-                                logical_date=logical_date)
+                                logical_date=logical_date, one_per_logical_date=False)
         views = DagViewCache()
         executor = InProcessExecutor(engine, dags={dag.dag_id: dag}, clock=clock, views=views,
                                      echo=echo, on_result=on_result, logs_folder=logs_folder)
