@@ -25,13 +25,6 @@ _OPERATORS = ("statewright.sdk.operators", "statewright.sdk", "statewright.sdk.b
 _SENSORS = ("statewright.sdk.sensors", "statewright.sdk")
 _TRIGGERS = ("statewright.sdk.triggers", "statewright.sdk.sensors")
 _EXCEPTIONS = ("statewright.sdk.exceptions", "statewright.core.errors")
-_SQL = (
-    "statewright.sdk.providers.sql",
-    "statewright.sdk.sql",
-    "statewright.sdk.operators",
-    "statewright.sdk.sensors",
-    "statewright.sdk",
-)
 _STANDARD = {
     "operators": ("bash", "branch", "datetime", "empty", "latest_only", "python",
                   "smooth", "trigger_dagrun", "weekday", "hitl"),
@@ -92,9 +85,6 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.hooks.base": ("statewright.sdk",),
     "airflow.providers.standard.hooks.subprocess": ("statewright.sdk.operators.bash",),
     "airflow.providers.common.compat.sdk": (*_AUTHORING, "statewright.core.trigger_rules"),
-    "airflow.providers.common.sql.operators.sql": _SQL,
-    "airflow.providers.common.sql.hooks.sql": _SQL,
-    "airflow.providers.common.sql.sensors.sql": _SQL,
     "airflow.exceptions": _EXCEPTIONS,
     "airflow.utils.trigger_rule": ("statewright.core.trigger_rules",),
     "airflow.utils.state": ("statewright.core.states",),
@@ -148,6 +138,23 @@ SEARCHED_LAST = "statewright.sdk"
 
 PROVIDERS_PREFIX = "airflow.providers."
 
+OWN_PROVIDERS = "statewright.providers."
+"""An Airflow provider module ``airflow.providers.X`` is answered by ``statewright.providers.X``
+when statewright has that module (its hooks and operators at Airflow's paths)."""
+
+
+def own_provider_module(module: str) -> str | None:
+    """The statewright module at the Airflow provider path ``module``, when there is one."""
+    if not module.startswith(PROVIDERS_PREFIX):
+        return None
+    import importlib.util
+
+    ours = OWN_PROVIDERS + module[len(PROVIDERS_PREFIX):]
+    try:
+        return ours if importlib.util.find_spec(ours) is not None else None
+    except ModuleNotFoundError:  # a parent package is missing
+        return None
+
 
 def provider_package(module: str) -> str | None:
     """The pip package of an Airflow provider module (``airflow.providers.amazon.aws...`` →
@@ -162,7 +169,7 @@ def provider_package(module: str) -> str | None:
 
 def known_module(module: str) -> bool:
     """Whether statewright answers for the Airflow module ``module`` (or a package above one)."""
-    if module in MODULES:
+    if module in MODULES or own_provider_module(module) is not None:
         return True
     prefix = module + "."
     return any(key.startswith(prefix) for key in MODULES)

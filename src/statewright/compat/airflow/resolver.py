@@ -9,7 +9,12 @@ from types import ModuleType
 from typing import Any
 
 from statewright.compat.airflow.errors import AirflowNameMissing
-from statewright.compat.airflow.names import MODULES, RENAMES, SEARCHED_LAST
+from statewright.compat.airflow.names import (
+    MODULES,
+    RENAMES,
+    SEARCHED_LAST,
+    own_provider_module,
+)
 
 _MISSING = object()
 
@@ -35,7 +40,7 @@ def lookup(module: str, attribute: str) -> Any:
     if renamed is not None:
         where, _, name = renamed.partition(":")
         return getattr(_import(where), name, _MISSING)
-    for where in MODULES.get(module, ()):
+    for where in _search_list(module):
         found = getattr(_import(where), attribute, _MISSING)
         if found is not _MISSING and not isinstance(found, ModuleType):
             return found
@@ -46,7 +51,7 @@ def star_names(module: str) -> list[str]:
     """What ``from <module> import *`` gives: the public names of the statewright modules listed
     for it (their ``__all__``), with the renames into it."""
     names: dict[str, None] = {}
-    for where in MODULES.get(module, ()):
+    for where in _search_list(module):
         loaded = _import(where)
         for name in getattr(loaded, "__all__", ()):
             if not isinstance(getattr(loaded, name, None), ModuleType):
@@ -56,6 +61,12 @@ def star_names(module: str) -> list[str]:
         if airflow_name.startswith(prefix) and "." not in airflow_name[len(prefix):]:
             names[airflow_name[len(prefix):]] = None
     return list(names)
+
+
+def _search_list(module: str) -> tuple[str, ...]:
+    """The statewright modules searched for the names of the Airflow module ``module``."""
+    own = own_provider_module(module)
+    return (own, *MODULES.get(module, ())) if own else MODULES.get(module, ())
 
 
 def _import(name: str) -> ModuleType | None:
