@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# Creates .venv (if missing) and installs statewright with its development tools into it.
+# Creates .venv (if missing) and installs statewright into it: with its development tools
+# (the test command) or, given `server`, only what the server needs (the main command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
+target='.[dev]'
+[ "${1:-}" = server ] && target='.'
 if [ ! -x .venv/bin/python ]; then
+  echo "Creating .venv with $("$PYTHON" --version) ..."
   "$PYTHON" -m venv .venv
+  .venv/bin/python -m pip install --quiet --upgrade pip
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[dev]'
+if [ "${1:-}" = server ]; then
+  # Each package is named as it is fetched, so a first install shows it is moving.
+  echo "Installing statewright into .venv (the first time takes a minute or two) ..."
+  .venv/bin/python -m pip install --progress-bar on -e "$target" \
+    | { grep --line-buffered -E '^(Collecting|Successfully installed)' || true; }
+else
+  .venv/bin/python -m pip install --quiet -e "$target"
+fi

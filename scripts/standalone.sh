@@ -2,5 +2,5 @@
 # The main job: scheduler, executor and DAG processor on SQLite, with the example DAGs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh server
 exec .venv/bin/statewright standalone --examples "$@"

@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 
 from statewright.config import Settings, load_settings
 from statewright.db.engine import check_connection, make_engine
-from statewright.db.migrate import current_revision, head_revision, migrate
+from statewright.db.migrate import current_revision, head_revision, migrate, migrate_embedded
 
 
 @dataclass
@@ -32,6 +32,7 @@ class App:
     def engine(self) -> Engine:
         engine = make_engine(self.settings.database_url)
         check_connection(engine, wait_seconds=self.database_wait_seconds)
+        migrate_embedded(engine)
         from statewright.services import listeners
 
         listeners.install(engine)  # plugins' listeners hear this process's state changes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from alembic import command
@@ -39,11 +40,22 @@ def migrate(engine: Engine) -> str | None:
     return current_revision(engine)
 
 
+def migrate_embedded(engine: Engine) -> None:
+    """Create or bring up to date an embedded (SQLite) database on its first use, so a flow
+    script, ``dag.test()`` or a CLI command on a new home needs no set-up step. Several
+    processes may start at once on a new file: the writer lock lets one migrate, and the others
+    find the schema at head. A PostgreSQL database is left alone: migrating a shared server is an
+    operator's decision (``statewright db migrate``)."""
+    if engine.dialect.name == "sqlite" and current_revision(engine) != head_revision():
+        migrate(engine)
+
+
 def current_revision(engine: Engine) -> str | None:
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
 
+@functools.cache
 def head_revision() -> str | None:
     cfg = Config()
     cfg.set_main_option("script_location", _SCRIPT_LOCATION)

@@ -322,6 +322,7 @@ def serve(backend: DbBackend, inp: Connection, out: Connection, stop: threading.
 def main(argv: list[str]) -> int:
     from statewright.config import load_settings
     from statewright.db.engine import make_engine
+    from statewright.db.migrate import migrate_embedded
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # it ends when the flow's process does
     inp = Connection(int(argv[0]), writable=False)
@@ -329,6 +330,7 @@ def main(argv: list[str]) -> int:
     try:
         settings = load_settings()
         engine = make_engine(settings.database_url)
+        migrate_embedded(engine)  # a new home's SQLite file needs no set-up step
         with read_snapshot(engine) as conn:
             flow_repo.list_flows(conn)
     except Exception as exc:
