@@ -77,7 +77,7 @@ def test_a_signalled_flow_process_ends_crashed(engine: Engine, tmp_path: Path,
     assert task_history(engine, "slow-0") == ["Pending", "Running", "Crashed"]
 
 
-def test_a_database_without_the_schema_is_a_clear_error_before_the_flow_runs(
+def test_a_database_the_recorder_cannot_use_is_a_clear_error_before_the_flow_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from statewright.flows import flow
     from statewright.flows.remote import RecorderError
@@ -88,7 +88,9 @@ def test_a_database_without_the_schema_is_a_clear_error_before_the_flow_runs(
     def never() -> None:
         ran.append(1)
 
-    monkeypatch.setenv("STATEWRIGHT_DATABASE_URL", f"sqlite:///{tmp_path / 'empty.db'}")
+    # (a new SQLite file is created and migrated on first use: tests/…/test_fresh_home.py)
+    (tmp_path / "garbage.db").write_bytes(b"not a database file " * 100)
+    monkeypatch.setenv("STATEWRIGHT_DATABASE_URL", f"sqlite:///{tmp_path / 'garbage.db'}")
     monkeypatch.setenv("STATEWRIGHT_FLOWS_BACKEND", "recorder")
     with pytest.raises(RecorderError, match="statewright db migrate"):
         never()
