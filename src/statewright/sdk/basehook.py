@@ -7,18 +7,19 @@ the right one for a connection, once the module defining it has been imported.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, ClassVar
 
 from statewright.sdk import secrets
 from statewright.sdk.connection import Connection
+from statewright.sdk.logging_mixin import LoggingMixin
 
 __all__ = ["BaseHook"]
 
 _HOOKS_BY_TYPE: dict[str, type[BaseHook]] = {}
 
 
-class BaseHook:
+class BaseHook(LoggingMixin):
+    _log_config_logger_name: ClassVar[str | None] = "statewright.task.hooks"
     conn_name_attr: ClassVar[str] = "conn_id"
     default_conn_name: ClassVar[str] = "default_conn_id"
     conn_type: ClassVar[str] = ""
@@ -34,7 +35,8 @@ class BaseHook:
             _HOOKS_BY_TYPE[conn_type] = cls
 
     def __init__(self, logger_name: str | None = None) -> None:
-        self.log = logging.getLogger(logger_name or "statewright.task")
+        super().__init__()
+        self._logger_name = logger_name  # self.log: statewright.task.hooks.<logger_name>
 
     @classmethod
     def get_connection(cls, conn_id: str) -> Connection:

@@ -39,6 +39,7 @@ from statewright.sdk._validation import (
     validate_id,
 )
 from statewright.sdk.hooks import check_cache_args, to_state_hooks
+from statewright.sdk.logging_mixin import LoggingMixin
 from statewright.sdk.params import ParamsDict, check_params
 from statewright.sdk.taskgroup import TaskGroup, current_task_group, join_task_group
 from statewright.sdk.templating import Templater
@@ -131,7 +132,7 @@ def _apply_defaults(init: Callable[..., None]) -> Callable[..., None]:
     return apply_defaults
 
 
-class BaseOperator(DependencyMixin, Templater, abc.ABC):
+class BaseOperator(DependencyMixin, Templater, LoggingMixin, abc.ABC):
     """A task: one node of a DAG. Subclasses implement ``execute(context)``.
 
     The arguments are Airflow's task arguments; ``execution_timeout``, ``retry_delay`` and
@@ -147,6 +148,8 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
     _is_setup: bool = False
     _is_teardown: bool = False
     _on_failure_fail_dagrun: bool = False
+    # self.log (LoggingMixin): statewright.task.operators.<module>.<Class>, or .<logger_name>.
+    _log_config_logger_name: ClassVar[str | None] = "statewright.task.operators"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -196,9 +199,11 @@ class BaseOperator(DependencyMixin, Templater, abc.ABC):
         outlets: Any = None,
         inlets: Any = None,
         task_display_name: str | None = None,
+        logger_name: str | None = None,
         **kwargs: Any,
     ) -> None:
         self.task_id = validate_id(task_id, "task_id")
+        self._logger_name = logger_name
         if task_display_name is not None and not isinstance(task_display_name, str):
             raise DagDefinitionError(f"task {task_id!r}: task_display_name must be a string.")
         self._task_display_name = task_display_name

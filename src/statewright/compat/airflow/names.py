@@ -92,6 +92,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.utils.edgemodifier": ("statewright.sdk",),
     "airflow.utils.helpers": ("statewright.sdk",),
     "airflow.utils.context": ("statewright.sdk.context",),
+    "airflow.utils.log.logging_mixin": ("statewright.sdk.logging_mixin",),
     "airflow.sdk.execution_time.context": ("statewright.sdk.task_state", "statewright.sdk.context"),
     "airflow.plugins_manager": ("statewright.sdk.plugins",),
     "airflow.listeners": ("statewright.sdk.plugins",),
