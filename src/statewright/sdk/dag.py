@@ -16,6 +16,7 @@ from statewright.core.errors import DagDefinitionError
 from statewright.core.timetables import Timetable
 from statewright.sdk import _dag_context
 from statewright.sdk._validation import (
+    check_int,
     to_callback_list,
     to_timedelta,
     unknown_arguments_message,
@@ -66,6 +67,7 @@ _DAG_ARGUMENTS = (
     "default_args",
     "max_active_runs",
     "max_active_tasks",
+    "max_consecutive_failed_dag_runs",
     "fail_stop",
     "fail_fast",
     "params",
@@ -125,6 +127,7 @@ class DAG:
         default_args: dict[str, Any] | None = None,
         max_active_runs: int = 16,
         max_active_tasks: int = 16,
+        max_consecutive_failed_dag_runs: int | None = None,
         fail_stop: bool | None = None,
         fail_fast: bool | None = None,
         params: dict[str, Any] | None = None,
@@ -178,6 +181,10 @@ class DAG:
         self.catchup = bool(catchup)
         self.max_active_runs = _positive_int(max_active_runs, f"{where}: max_active_runs")
         self.max_active_tasks = _positive_int(max_active_tasks, f"{where}: max_active_tasks")
+        # The scheduler pauses the DAG once this many runs in a row ended failed (0: never).
+        self.max_consecutive_failed_dag_runs = 0 if max_consecutive_failed_dag_runs is None \
+            else check_int(max_consecutive_failed_dag_runs,
+                           f"{where}: max_consecutive_failed_dag_runs", minimum=0)
         if fail_stop is not None and fail_fast is not None and bool(fail_stop) != bool(fail_fast):
             raise DagDefinitionError(
                 f"{where}: fail_stop={fail_stop!r} and fail_fast={fail_fast!r} disagree; they are "

@@ -36,6 +36,8 @@ def serialize_dag(dag: DAG) -> dict[str, Any]:
         "max_active_runs": dag.max_active_runs,
         "max_active_tasks": dag.max_active_tasks,
         "fail_stop": dag.fail_stop,
+        **({"max_consecutive_failed_dag_runs": dag.max_consecutive_failed_dag_runs}
+           if getattr(dag, "max_consecutive_failed_dag_runs", 0) else {}),
         "params": dag.params.dump(),
         "params_spec": dag.params.serialize(),
         "tags": list(dag.tags),

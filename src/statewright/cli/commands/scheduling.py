@@ -34,7 +34,7 @@ def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level group."""
     dags = cli.commands["dags"]
     assert isinstance(dags, click.Group)
-    for command in (dags_pause, dags_unpause, dags_errors, dags_late):
+    for command in (dags_pause, dags_unpause, dags_events, dags_errors, dags_late):
         dags.add_command(command)
     cli.add_command(backfill)
     cli.add_command(pools)
@@ -110,6 +110,26 @@ def _set_paused(app: App, dag_id: str, paused: bool) -> None:
         if not dag_repo.set_paused(conn, dag_id, paused):
             raise StatewrightError(f"No DAG with id {dag_id!r}; see `statewright dags list`.")
     console.print(f"{dag_id} {'paused' if paused else 'unpaused'}")
+
+
+@click.command("events")
+@click.argument("dag_id")
+@click.option("--event", default=None, help="Only this event, e.g. paused.")
+@click.option("--limit", default=50, show_default=True)
+@output_option
+@click.pass_obj
+@friendly
+def dags_events(app: App, dag_id: str, event: str | None, limit: int, output: str) -> None:
+    """DAG_ID's audit log, newest first: who did what, when and why (a pause by the scheduler
+    after max_consecutive_failed_dag_runs failed runs names them)."""
+    from statewright.db.repositories import audit
+
+    app.ensure_schema()
+    with app.engine.connect() as conn:
+        rows, _ = audit.page(conn, limit=limit, offset=0, dag_id=dag_id, action=event)
+    print_rows([{"when": _t(r.at), "owner": r.username or "", "event": r.action,
+                 "outcome": r.outcome, "detail": r.detail or ""} for r in rows], output,
+               ["when", "owner", "event", "outcome", "detail"])
 
 
 @click.command("errors")

@@ -31,6 +31,7 @@ from statewright.services.scheduler.expansion import (
     settle_in_group,
     waiting_in_group,
 )
+from statewright.services.scheduler.failed_runs import pause_after_failed_run
 from statewright.services.scheduler.past import blocked_by_past
 from statewright.services.scheduler.run_index import STATE_OF, RunEntry
 from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
@@ -157,6 +158,8 @@ def _run_state(conn: Connection, w: RunWork, states: States,
     if res.changed:  # the DAG's on_success / on_failure callback, run by an executor
         enqueue_run_callbacks(conn, res.changed, state=decided, serialized=view.raw, now=now,
                               reason=message)
+        if decided is RUN.FAILED:  # max_consecutive_failed_dag_runs
+            pause_after_failed_run(conn, view, w.dag_id, now)
     return len(res.changed)
 
 
