@@ -8,6 +8,11 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null
 fi
+# The ssh and sftp provider tests start Debian's OpenSSH server.
+if [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null && apt-get install -y -qq openssh-server >/dev/null
+fi
 .venv/bin/lint-imports
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy --strict src/statewright/core src/statewright/db
