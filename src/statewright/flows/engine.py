@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from statewright.flows import results
+from statewright.flows import console, results
 from statewright.flows.aio import run_coro
 from statewright.flows.backend import CacheEntry, Change, Note, TaskRunStart
 from statewright.flows.context import (
@@ -274,19 +274,25 @@ def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
         if hit:
             state: State = Cached(data=value)
             _persist(ctx, run, state, "running")
+            console.task_run_finished(tctx, state)
             return state
     while True:
         ctx.running_task_runs[run.id] = run.run_count
         if ctx.log_files is not None:
             ctx.log_files.try_started(run.id, run.name, run.run_count)
+        if run.run_count == 1:
+            console.task_run_started(tctx)
         run.state = Retrying() if run.run_count > 1 else Running()
         run_hooks(task.on_running_hooks, task, run, run.state, "on_running",
                   hook_noter(ctx, "task", run.id))
         state, exc = _call(task, tctx)
         if exc is not None and _retry(ctx, tctx, exc):
             continue
+        if exc is not None:
+            console.task_try_failed(tctx, exc, None)
         ctx.running_task_runs.pop(run.id, None)
         _persist(ctx, run, state, "running")
+        console.task_run_finished(tctx, state)
         if state.is_completed() and key is not None:
             _put(ctx, tctx, key, options, state.data)
         return state
@@ -360,6 +366,8 @@ def _retry(ctx: FlowRunContext, tctx: TaskRunContext, exc: BaseException) -> boo
             return False
     delay = _delay(task, run.run_count)
     message = _exc_message("Task", exc)
+    when = "immediately" if delay <= 0 else f"{delay:g} second(s) from now"
+    console.task_try_failed(tctx, exc, f"Retry {run.run_count}/{task.retries} will start {when}")
     if delay <= 0:
         ctx.backend.task_state(Change(run.id, "running", "running", "Retrying", message,
                                       run.run_count, increment_try=True))

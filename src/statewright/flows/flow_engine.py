@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from statewright.flows import run_logs
+from statewright.flows import console, run_logs
 from statewright.flows.aio import run_coro
 from statewright.flows.backend import Backend, Change, FlowRunStart, TaskRunStart
 from statewright.flows.context import FlowRun, FlowRunContext, flow_run_ctx, prints_logged
@@ -105,8 +105,11 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
                                   thread_name_prefix=f"flow-{flow.name}")
     ctx = FlowRunContext(flow, run, handle, backend, executor, sleep, log_prints,
                          pid=os.getpid(), hostname=HOSTNAME,
-                         log_files=run_logs.attach(handle.log_template))
+                         log_files=run_logs.attach(handle.log_template, handle.run_pk))
     token = flow_run_ctx.set(ctx)
+    shown = console.attach() if parent is None else None
+    console.flow_run_started(ctx, console.ui_link(handle.flow_name, handle.run_id)
+                             if parent is None else None)
     try:
         with prints_logged(), _signals_as_crashes():
             state = _attempts(ctx, params)
@@ -118,6 +121,7 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
         flow_run_ctx.reset(token)
         executor.shutdown(wait=False)
         run_logs.detach(ctx.log_files)
+        console.detach(shown)
         shutdown = getattr(flow.task_runner, "shutdown", None)
         if shutdown is not None:
             shutdown()
@@ -148,6 +152,10 @@ def _attempts(ctx: FlowRunContext, params: dict[str, Any]) -> State:
             state = Failed(message=f"Flow run encountered an exception. {type(exc).__name__}: "
                                    f"{exc}", data=exc)
             raised = True
+        if raised:
+            retry = (f"Retry {run.run_count}/{flow.retries} will start"
+                     if run.run_count <= flow.retries else None)
+            console.flow_run_failed(ctx, state.data, retry)
         if raised and run.run_count <= flow.retries:
             ctx.backend.flow_state(Change(run.id, "running", "running", "Retrying",
                                           state.message))
@@ -183,6 +191,7 @@ def _finish(ctx: FlowRunContext, state: State) -> None:
         message = f"The flow returned a {state.type.value} state ({state.name}); it ends Failed."
     ctx.backend.flow_state(Change(run.id, "running", to, name, message))
     run.state = state
+    console.flow_run_finished(ctx, state)
     hooks = {"success": flow.on_completion_hooks, "cancelled": flow.on_cancellation_hooks}
     kind = {"success": "on_completion", "cancelled": "on_cancellation"}.get(to, "on_failure")
     run_hooks(hooks.get(to, flow.on_failure_hooks), flow, run, state, kind,

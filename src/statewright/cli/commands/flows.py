@@ -44,6 +44,31 @@ def register(cli: click.Group) -> None:
                      "schedule": r.schedule_summary} for r in rows], output,
                    ["flow", "schedule", "paused", "fileloc"], labels={"fileloc": "file"})
 
+    @flows.command("logs")
+    @click.argument("run_id")
+    @click.pass_obj
+    @friendly
+    def flows_logs(app: Any, run_id: str) -> None:
+        """Everything the flow run RUN_ID logged (its start, prints, task runs' lines and
+        tracebacks, its final state), in time order, as its log files hold it."""
+        from statewright.db.repositories import runs as run_repo
+        from statewright.flows.run_logs import run_log_lines
+        from statewright.services.worker.log_paths import log_path_for
+
+        with app.engine.connect() as conn:
+            found = run_repo.find_by_run_id(conn, run_id)
+        if not found:
+            fail(f"no run {run_id!r}: `statewright dags runs FLOW` lists a flow's runs.", 1)
+        dag_id = found[0].dag_id
+        template = log_path_for(app.settings.logs_folder, dag_id, run_id, "{task_id}", 1)
+        assert template is not None  # a logs folder is always set from the CLI
+        lines = run_log_lines(template.split("task_id={task_id}")[0])
+        if not lines:
+            fail(f"run {run_id!r} of {dag_id!r} has no log lines on this machine "
+                 f"(under {app.settings.logs_folder}).", 1)
+        for line in lines:
+            click.echo(line)
+
     @flows.command("run")
     @click.argument("entrypoint")
     @click.option("--params", default=None, help="The flow's parameters as a JSON object.")
