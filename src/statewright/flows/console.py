@@ -4,7 +4,7 @@ A top-level flow run logs its start (flow and run name, run id, the UI's link wh
 answers), each task run's start and final state, a failed try's exception with its traceback,
 ``print`` under ``log_prints``, and its own final state::
 
-    12:00:00.101 | INFO    | Flow run 'crimson-fox' - Beginning flow run 'crimson-fox' for flow 'totals'
+    12:00:00.101 | INFO    | Flow run 'crimson-fox' - Beginning flow run 'crimson-fox' for ...
     12:00:00.180 | INFO    | Task run 'fetch-0' - Finished in state Completed()
     12:00:00.250 | INFO    | Flow run 'crimson-fox' - Finished in state Completed()
 

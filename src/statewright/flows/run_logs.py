@@ -13,6 +13,7 @@ from typing import Any
 
 from statewright.sdk.masking import redact
 
+
 class _Formatter(logging.Formatter):
     """``[2026-01-01 12:00:00,123456] INFO - message``: microseconds, so that the lines of a
     run's files interleave in the order they were written."""

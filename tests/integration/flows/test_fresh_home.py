@@ -63,7 +63,7 @@ def test_two_flow_scripts_and_a_cli_command_start_at_once_on_a_new_home(tmp_path
     procs.append(subprocess.Popen([STATEWRIGHT, "flows", "list"], cwd=tmp_path, env=_env(home),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outputs = [p.communicate(timeout=120) for p in procs]
-    for proc, (out, err) in zip(procs, outputs, strict=True):
+    for proc, (_out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
     assert all("result 2" in out for out, _ in outputs[:2]), outputs
     assert _revision(home / "statewright.db") == head_revision()
