@@ -38,6 +38,7 @@ from statewright.sdk._validation import (
     unknown_arguments_message,
     validate_id,
 )
+from statewright.sdk.email import email_args
 from statewright.sdk.hooks import check_cache_args, to_state_hooks
 from statewright.sdk.logging_mixin import LoggingMixin
 from statewright.sdk.params import ParamsDict, check_params
@@ -190,6 +191,9 @@ class BaseOperator(DependencyMixin, Templater, LoggingMixin, abc.ABC):
         on_failure_callback: Any = None,
         on_retry_callback: Any = None,
         on_skipped_callback: Any = None,
+        email: str | Sequence[str] | None = None,
+        email_on_failure: bool = True,
+        email_on_retry: bool = True,
         on_state: Any = None,
         on_state_change: Any = None,
         pre_execute: Any = None,
@@ -281,6 +285,9 @@ class BaseOperator(DependencyMixin, Templater, LoggingMixin, abc.ABC):
         self.on_skipped_callback = to_callback_list(
             on_skipped_callback, f"{where}: on_skipped_callback"
         )
+        # Airflow's alert mails after a failed or retried try (statewright.sdk.email).
+        self.email, self.email_on_failure, self.email_on_retry = email_args(
+            email, email_on_failure, email_on_retry, where)
         # Prefect-style state hooks and result caching (statewright.sdk.hooks).
         self.on_state = to_state_hooks(on_state, f"{where}: on_state")
         self.on_state_change = to_callback_list(on_state_change, f"{where}: on_state_change")

@@ -159,7 +159,7 @@ def smtpd() -> Iterator[SmtpServer]:
               and getattr(auth_data, "password", None) == SMTP_PASSWORD.encode())
         if ok:
             server.logins.append(SMTP_USER)
-        return AuthResult(success=ok)
+        return AuthResult(success=ok, handled=False)
 
     controller = Controller(_Keeper(server), hostname="127.0.0.1", port=server.port,
                             authenticator=authenticate, auth_require_tls=False)

@@ -113,6 +113,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.partition_mappers.temporal": ("statewright.sdk.partitions",),
     "airflow.partition_mappers.identity": ("statewright.sdk.partitions",),
     "airflow.partition_mappers.product": ("statewright.sdk.partitions",),
+    # Mail and object storage (statewright.sdk.email, statewright.sdk.object_storage).
+    "airflow.utils.email": ("statewright.sdk.email",),
+    "airflow.io.path": ("statewright.sdk.object_storage",),
+    "airflow.sdk.io.path": ("statewright.sdk.object_storage",),
+    "airflow.sdk.io": ("statewright.sdk.object_storage",),
+    "airflow.io": ("statewright.sdk.object_storage",),
     **_standard_modules(),
 }
 """Airflow module → the statewright modules searched for its names, in order."""
@@ -213,6 +219,8 @@ FEATURES: dict[str, str] = {
     "PartitionedAtRuntime": "partitioned assets",
     "AssetOrTimeSchedule": "timetables",
     "SQLExecuteQueryOperator": "SQL operators",
+    "EmailOperator": "email",
+    "send_email": "email",
     "conf": "Airflow configuration (airflow.cfg)",
 }
 """An Airflow name a file uses → the feature it relies on (what ``dags check`` lists)."""

@@ -35,6 +35,7 @@ from statewright.core.states import TI, StateName, TaskInstanceState, default_ti
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.repositories import task_instances as ti_repo
+from statewright.sdk import email
 from statewright.services.worker import caching
 
 log = logging.getLogger("statewright.task")
@@ -102,6 +103,8 @@ def run_try(task: Any, context: Any, w: Any, execute: Callable[[Any, Any, Any], 
             _fire(task, context, hooks_errors, state, name, previous=previous,
                   exception=getattr(outcome, "exception", None),
                   callback=_CALLBACK_OF.get(state), reason=outcome.error or outcome.message)
+            _send_alert(task, context, hooks_errors, state,
+                        getattr(outcome, "exception", None))
             extra[EXTRA_HOOKS_RAN_FOR] = [state.value, name.value]
     if hooks_errors:
         extra[EXTRA_HOOK_ERRORS] = hooks_errors
@@ -139,7 +142,8 @@ def _running_name(w: Any) -> StateName:
 
 def _has_end_hooks(task: Any, state: TaskInstanceState, name: StateName) -> bool:
     callback = _CALLBACK_OF.get(state)
-    return bool((callback and getattr(task, callback, None)) or _state_hooks(task, state, name))
+    return bool((callback and getattr(task, callback, None)) or _state_hooks(task, state, name)
+                or email.alert_wanted(task, state.value))
 
 
 def _state_hooks(task: Any, state: TaskInstanceState, name: StateName) -> list[Any]:
@@ -173,6 +177,19 @@ def _fire(task: Any, context: Any, errors: list[str], state: TaskInstanceState, 
                        "the try's outcome is unchanged")
             log.exception("%s of task %s raised", label, task.task_id)
             errors.append(message)
+
+
+def _send_alert(task: Any, context: Any, errors: list[str], state: TaskInstanceState,
+                exception: Any) -> None:
+    """Airflow's alert mail (``email=``, ``email_on_failure``, ``email_on_retry``)."""
+    if not email.alert_wanted(task, state.value):
+        return
+    try:
+        email.send_alert_email(task, context, state.value, exception)
+    except Exception as exc:
+        log.exception("the %s alert mail of task %s was not sent", state.value, task.task_id)
+        errors.append(f"the {state.value} alert mail to {task.email} was not sent: "
+                      f"{type(exc).__name__}: {exc}; the try's outcome is unchanged")
 
 
 # -- the worker's side --------------------------------------------------------------------------
