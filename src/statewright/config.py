@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from statewright.core.errors import ConfigurationError
+from statewright.core.limits import InputLimits
 
 N = TypeVar("N", int, float)
 
@@ -141,6 +142,10 @@ class Settings:
     login_max_failures_per_user: int = 5
     login_max_failures_per_address: int = 20
     login_failure_window_seconds: float = 300.0
+    input_limits: InputLimits = field(default_factory=InputLimits)
+    """Depth, size and items of what callers send (conf, params, XCom values, HITL responses,
+    JSON bodies): ``STATEWRIGHT_MAX_INPUT_DEPTH`` (64), ``_BYTES`` (1 MiB), ``_ITEMS``
+    (10,000). Beyond them: a 422 naming the limit, or a try that fails with it."""
     extra: dict[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **kwargs: object) -> Settings:
@@ -195,6 +200,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             env, "STATEWRIGHT_CELERY_VISIBILITY_TIMEOUT", _float, 3600.0),
         max_map_length=_positive(env, "STATEWRIGHT_MAX_MAP_LENGTH", _int, 1024),
         max_tis_per_run=max_tis_per_run(env),
+        input_limits=input_limits(env),
         **_auth_settings(env),
     )
 
@@ -203,6 +209,16 @@ def max_tis_per_run(env: Mapping[str, str] | None = None) -> int:
     """``STATEWRIGHT_MAX_TIS_PER_RUN`` (default 200,000): read where a run is triggered."""
     return _positive(os.environ if env is None else env, "STATEWRIGHT_MAX_TIS_PER_RUN", _int,
                      200_000)
+
+
+def input_limits(env: Mapping[str, str] | None = None) -> InputLimits:
+    """The input limits (``STATEWRIGHT_MAX_INPUT_DEPTH``, ``_BYTES``, ``_ITEMS``): read where
+    a workload is built as well as by the API."""
+    env = os.environ if env is None else env
+    return InputLimits(
+        max_depth=_positive(env, "STATEWRIGHT_MAX_INPUT_DEPTH", _int, 64),
+        max_bytes=_positive(env, "STATEWRIGHT_MAX_INPUT_BYTES", _int, 1_048_576),
+        max_items=_positive(env, "STATEWRIGHT_MAX_INPUT_ITEMS", _int, 10_000))
 
 
 def _auth_settings(env: Mapping[str, str]) -> dict[str, object]:

@@ -56,6 +56,9 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
 
     app.include_router(docs_router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    from statewright.api.limits import JsonBodyLimits
+
+    app.add_middleware(JsonBodyLimits, limits=settings.input_limits)
     auth.install(app, engine=engine, settings=settings, api_prefix=API_PREFIX)
     return app
 

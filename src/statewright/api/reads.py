@@ -17,6 +17,7 @@ from sqlalchemy import Connection
 
 from statewright.api import schemas as s
 from statewright.api.errors import NotFound
+from statewright.core.limits import InputLimits, InputTooLarge, check_value
 from statewright.core.states import RUN_UNFINISHED
 from statewright.db.repositories import browse, dag_versions, transitions_log
 from statewright.db.repositories import dags as dag_repo
@@ -138,15 +139,27 @@ def _run_duration(r: Any, now: datetime | None = None) -> float | None:
     return None if end is None else max((end - r.start_date).total_seconds(), 0.0)
 
 
+_SHOWN_CONF = InputLimits(max_depth=128, max_items=1_000_000)
+"""A stored conf deeper than this is not shown (JSON answers cannot nest it)."""
+
+
 def dag_run(r: Any, counts: dict[str, int] | None = None) -> s.DagRun:
+    """The run as answered; a run that cannot be shown whole (its conf stored before the input
+    limits, too deep to answer) is answered without it and with ``read_error`` saying why."""
+    conf, error = dict(r.conf or {}), None
+    try:
+        check_value(conf, _SHOWN_CONF, what="its conf", check_bytes=False)
+    except InputTooLarge as exc:
+        conf, error = {}, f"this run cannot be shown whole: {str(exc).split('; ')[0]}"
     return s.DagRun(
         dag_id=r.dag_id, dag_run_id=r.run_id, run_type=r.run_type, state=r.state,
         state_name=r.state_name, state_message=r.state_message, logical_date=r.logical_date,
         data_interval_start=r.data_interval_start, data_interval_end=r.data_interval_end,
         run_after=r.run_after, queued_at=r.queued_at, start_date=r.start_date,
-        end_date=r.end_date, duration=_run_duration(r), conf=dict(r.conf or {}),
+        end_date=r.end_date, duration=_run_duration(r), conf=conf,
         triggered_by=r.triggered_by, clear_number=r.clear_number or 0,
         partition_key=getattr(r, "partition_key", None), task_instance_states=counts,
+        read_error=error,
     )
 
 

@@ -231,6 +231,9 @@ class DagRun(BaseModel):
     partition_key: str | None = None
     task_instance_states: dict[str, int] | None = Field(
         default=None, description="state → number of task instances (single-run answers).")
+    read_error: str | None = Field(
+        default=None, description="Why part of the run is not shown (a conf stored too deep "
+        "to answer); null when it is shown whole.")
 
 
 class DagRunCollection(BaseModel):

@@ -430,7 +430,8 @@ def _run_services(app: App, *, with_processor: bool, with_api: bool = False,
     else:
         executor = LocalExecutor(app.engine, parallelism=s.parallelism,
                                  logs_folder=s.logs_folder,
-                                 heartbeat_seconds=s.heartbeat_seconds, views=views)
+                                 heartbeat_seconds=s.heartbeat_seconds, views=views,
+                                 input_limits=s.input_limits)
     executor.start()
     from datetime import timedelta
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from statewright.api.auth.credentials import actor_of
 from statewright.api.deps import Limit, Offset, engine_of, reading
 from statewright.api.errors import NotFound
+from statewright.api.limits import check_input
 from statewright.core.clock import utcnow
 from statewright.db.repositories import backfills as backfill_repo
 from statewright.services import backfill as service
@@ -112,6 +113,7 @@ def _utc(moment: datetime) -> datetime:
 
 
 def _plan(request: Request, body: BackfillPostBody, *, dry_run: bool) -> service.BackfillPlan:
+    check_input(request, body.dag_run_conf, "dag_run_conf")
     try:
         return service.create_backfill(
             engine_of(request), body.dag_id, _utc(body.from_date), _utc(body.to_date),

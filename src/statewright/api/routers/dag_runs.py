@@ -12,6 +12,7 @@ from statewright.api import schemas as s
 from statewright.api.auth.credentials import actor_of
 from statewright.api.deps import Limit, Offset, reading, writing
 from statewright.api.errors import BadRequest, Conflict, NotFound
+from statewright.api.limits import check_input
 from statewright.core.clock import utcnow
 from statewright.core.partitions import PartitionKeyError
 from statewright.core.states import DagRunState
@@ -31,6 +32,7 @@ _RUN_STATES = [st.value for st in DagRunState]
                                               "or more tasks than max_tis_per_run"}})
 def trigger(request: Request, dag_id: str, body: s.TriggerDagRunBody) -> s.DagRun:
     """Create a manual run (queued; the scheduler starts it when the DAG is not paused)."""
+    check_input(request, body.conf, "conf")
     try:
         with writing(request) as conn:
             pk, _ = trigger_dag(conn, dag_id, now=utcnow(), actor=actor_of(request), conf=body.conf,
@@ -99,6 +101,7 @@ def run_history(request: Request, dag_id: str, run_id: str) -> s.TransitionColle
 def patch_run(request: Request, dag_id: str, run_id: str, body: s.DagRunPatch) -> s.DagRun:
     """Mark the run ``success`` or ``failed``, ``cancelled`` (running tries are killed),
     ``paused`` (no new task starts) or ``running`` (resume a paused run)."""
+    check_input(request, body.input, "input")
     controls.set_run_state(request, dag_id, run_id, body)
     with reading(request) as conn:
         return reads.get_run(conn, dag_id, run_id)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from statewright.api.auth.credentials import actor_of
 from statewright.api.deps import engine_of, reading
 from statewright.api.errors import Conflict, NotFound
+from statewright.api.limits import check_input
 from statewright.core.auth import Role
 from statewright.core.clock import utcnow
 from statewright.db.repositories import hitl as hitl_repo
@@ -128,6 +129,8 @@ def get_hitl_detail(request: Request, dag_id: str, run_id: str, task_id: str) ->
 
 def _respond(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int,
              body: HITLResponseBody) -> HITLDetail | JSONResponse:
+    check_input(request, body.params_input, "params_input")
+    check_input(request, body.chosen_options, "chosen_options")
     identity = request.state.identity
     role = Role(identity.role)
     roles = [r.value for r in Role][: list(Role).index(role) + 1]  # a role holds those below

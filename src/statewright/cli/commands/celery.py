@@ -63,7 +63,7 @@ def register(cli: click.Group) -> None:
             heartbeat_seconds=s.heartbeat_seconds,
             visibility_timeout=s.celery_visibility_timeout, name=name,
             zombie_threshold_seconds=s.zombie_threshold_seconds, flow_calls=flow_calls,
-            shutdown_grace_seconds=s.shutdown_grace_seconds)
+            shutdown_grace_seconds=s.shutdown_grace_seconds, input_limits=s.input_limits)
         console.print(f"celery worker {worker.name}: queues {', '.join(names)}, "
                       f"{worker.concurrency} task processes; broker {_safe(s.celery_broker_url)}, "
                       f"database {app.engine.url.render_as_string()}. Ctrl-C stops.",

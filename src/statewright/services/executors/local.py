@@ -34,6 +34,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from statewright.core.clock import utcnow
+from statewright.core.limits import InputLimits
 from statewright.crypto import FernetKeyError
 from statewright.db import transition as door
 from statewright.services.dag_view import DagViewCache
@@ -57,8 +58,10 @@ class LocalExecutor:
         views: DagViewCache | None = None,
         queue_depth: int | None = None,
         start_timeout: float = 60.0,
+        input_limits: InputLimits | None = None,
     ) -> None:
         self.engine = engine
+        self.input_limits = input_limits
         self.parallelism = max(1, parallelism)
         # Twice the processes: on PostgreSQL a scheduler pass costs ~20 round trips whatever it
         # queues, and a deeper queue lets each pass queue more (fan-out of 10,000:
@@ -152,7 +155,7 @@ class LocalExecutor:
             database_url=self.engine.url.render_as_string(hide_password=False),
             processes=self.parallelism, logs_folder=self.logs_folder,
             heartbeat_seconds=self.heartbeat_seconds, cipher=cipher,
-            log_level=logging.getLogger().getEffectiveLevel())
+            log_level=logging.getLogger().getEffectiveLevel(), input_limits=self.input_limits)
 
     def _spawn(self) -> None:
         parent, child = self.context.Pipe()

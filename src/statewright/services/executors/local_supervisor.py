@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from statewright.core.limits import InputLimits
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.engine import make_engine
@@ -53,6 +54,8 @@ class SupervisorConfig:
     cipher: Any
     """The trigger kwargs cipher of the scheduler's process (None: from the settings)."""
     log_level: int
+    input_limits: InputLimits | None = None
+    """A workload past them fails its try unsent (None: from the settings)."""
 
 
 class _Relay:
@@ -107,7 +110,8 @@ def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
     relay = _Relay(conn)
     pool = TaskProcessPool(engine, processes=config.processes, logs_folder=config.logs_folder,
                            heartbeat_seconds=config.heartbeat_seconds,
-                           start_actor=Actor.EXECUTOR, after_step=relay.flush)
+                           start_actor=Actor.EXECUTOR, after_step=relay.flush,
+                           input_limits=config.input_limits)
     relay.pool = pool
     remove_listener = door.add_transition_listener(relay.on_events)
     pool.start()

@@ -38,6 +38,7 @@ from celery.exceptions import Reject
 from sqlalchemy import Engine
 
 from statewright.core.clock import Clock, utcnow
+from statewright.core.limits import InputLimits
 from statewright.core.transitions import Actor
 from statewright.services.dag_view import DagViewCache
 from statewright.services.executors.celery import TASK_NAME, make_celery_app
@@ -83,6 +84,7 @@ class CeleryWorker:
         zombie_threshold_seconds: float | None = 60.0,
         flow_calls: bool = False,
         shutdown_grace_seconds: float | None = None,
+        input_limits: InputLimits | None = None,
     ) -> None:
         self.engine = engine
         self.shutdown_grace_seconds = shutdown_grace_seconds
@@ -94,7 +96,8 @@ class CeleryWorker:
                                     clock=clock, heartbeat_seconds=heartbeat_seconds,
                                     views=DagViewCache(), start_actor=Actor.WORKER,
                                     lease_seconds=lease_for(zombie_threshold_seconds,
-                                                            heartbeat_seconds))
+                                                            heartbeat_seconds),
+                                    input_limits=input_limits)
         self.app = make_celery_app(broker_url, visibility_timeout=visibility_timeout,
                                    queues=self.queues)
         self._register_task(self.app)

@@ -38,7 +38,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from statewright.config import input_limits as settings_input_limits
 from statewright.core.clock import Clock, utcnow
+from statewright.core.limits import InputLimits
 from statewright.core.states import TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
@@ -73,6 +75,7 @@ from statewright.services.worker.pool_parts import (
     close_pipes,
     notify,
 )
+from statewright.services.worker.sendable import send_or_fail
 from statewright.services.worker.step_parts import Written, write_guarded
 from statewright.services.worker.task_runner import HOSTNAME
 from statewright.services.worker.task_state import StateRequest
@@ -100,8 +103,11 @@ class TaskProcessPool:
         idle_seconds: float = 10.0,
         max_tries_per_process: int | None = None,
         max_memory_growth_mib: float | None = 256.0,
+        input_limits: InputLimits | None = None,
     ) -> None:
         self.engine = engine
+        self.input_limits = input_limits or settings_input_limits()
+        """A workload past them (or that cannot be pickled) fails its try, never sent."""
         self.after_step = after_step
         """Called by the supervisor thread after each step (a batch applied and started)."""
         self.processes = max(1, processes)
@@ -436,7 +442,7 @@ class TaskProcessPool:
         failed: Exception | None = None
         if requests:
             try:
-                self._start_and_send(requests, idle)
+                results = results + self._start_and_send(requests, idle)
             except Exception as exc:  # passing: the finished tries are still applied
                 failed = exc
         if results or stopped:
@@ -444,7 +450,9 @@ class TaskProcessPool:
         if failed is not None:
             raise failed
 
-    def _start_and_send(self, requests: Sequence[Request], idle: Sequence[Child]) -> None:
+    def _start_and_send(self, requests: Sequence[Request], idle: Sequence[Child]
+                        ) -> list[tuple[TryResult, OnDone | None]]:
+        """Start the tries and send them; returns the failed results of those not sendable."""
         ids = [r.ti_id for r in requests]
         pids = {ti_id: idle[i].process.pid for i, ti_id in enumerate(ids)}
         fences = {r.ti_id: r.fence for r in requests if r.fence is not None}
@@ -452,6 +460,7 @@ class TaskProcessPool:
             self._write, self._fail_unstartable, [], [], ids, pids, fences,
             if_passing=[(req.on_done, Done(req.ti_id, START_FAILED)) for req in requests])
         by_id = {w.ti_id: w for w in written.workloads}
+        unsent: list[tuple[TryResult, OnDone | None]] = []
         now_mono = time.monotonic()
         for i, req in enumerate(requests):
             w = by_id.get(req.ti_id)
@@ -468,9 +477,14 @@ class TaskProcessPool:
                 c.workload = w
                 c.tries += 1
             try:
-                c.conn.send(w)
-            except (OSError, BrokenPipeError):
+                failed = send_or_fail(c.conn, w, self.input_limits, pid=c.process.pid)
+            except OSError:
                 c.kill_reason = "send failed"
+                continue
+            if failed is not None:  # the process got nothing: it stays, the try fails
+                self._release(c)
+                unsent.append((failed, req.on_done))
+        return unsent
 
     def _finish(self, results: Sequence[tuple[TryResult, OnDone | None]],
                 stopped: Sequence[Any]) -> None:
