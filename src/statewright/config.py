@@ -142,6 +142,20 @@ class Settings:
     login_max_failures_per_user: int = 5
     login_max_failures_per_address: int = 20
     login_failure_window_seconds: float = 300.0
+    """A subject (account and address, or address) quiet this long after its last wait
+    starts counting failed logins again from zero."""
+    login_backoff_seconds: float = 1.0
+    """The first wait after the free attempts; doubled at each further attempt."""
+    login_backoff_max_seconds: float = 900.0
+    login_hash_concurrency: int = 2
+    """Password checks (argon2id) run at the same time, off the event loop; others queue."""
+    api_trusted_proxies: tuple[str, ...] = ()
+    """Addresses or networks of reverse proxies whose X-Forwarded-For / -Proto are believed
+    (none by default: the peer of the connection is the client)."""
+    api_token_default_days: int = 90
+    """Lifetime of an API token created without one (0: until revoked)."""
+    files_group_readable: bool = False
+    """$STATEWRIGHT_HOME 0750 and its files 0640 (default 0700 and 0600)."""
     input_limits: InputLimits = field(default_factory=InputLimits)
     """Depth, size and items of what callers send (conf, params, XCom values, HITL responses,
     JSON bodies): ``STATEWRIGHT_MAX_INPUT_DEPTH`` (64), ``_BYTES`` (1 MiB), ``_ITEMS``
@@ -236,4 +250,15 @@ def _auth_settings(env: Mapping[str, str]) -> dict[str, object]:
             env, "STATEWRIGHT_LOGIN_MAX_FAILURES_PER_ADDRESS", _int, 20),
         login_failure_window_seconds=_positive(
             env, "STATEWRIGHT_LOGIN_FAILURE_WINDOW_SECONDS", _float, 300.0),
+        login_backoff_seconds=_positive(env, "STATEWRIGHT_LOGIN_BACKOFF_SECONDS", _float, 1.0),
+        login_backoff_max_seconds=_positive(
+            env, "STATEWRIGHT_LOGIN_BACKOFF_MAX_SECONDS", _float, 900.0),
+        login_hash_concurrency=_positive(env, "STATEWRIGHT_LOGIN_HASH_CONCURRENCY", _int, 2),
+        api_trusted_proxies=_list(env, "STATEWRIGHT_API_TRUSTED_PROXIES"),
+        api_token_default_days=_int(env, "STATEWRIGHT_API_TOKEN_DEFAULT_DAYS", 90),
+        files_group_readable=_bool(env, "STATEWRIGHT_FILES_GROUP_READABLE", False),
     )
+
+
+def _list(env: Mapping[str, str], key: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (env.get(key) or "").split(",") if v.strip())

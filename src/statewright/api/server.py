@@ -77,7 +77,10 @@ def make_server(engine: Engine, settings: Settings, *, host: str | None = None,
     sock = bind(host, port)
     app = create_app(engine=engine, settings=settings)
     app.state.streams_stop = threading.Event()
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off")
+    # Forwarded headers are believed only from STATEWRIGHT_API_TRUSTED_PROXIES (the app's
+    # TrustedProxies), never from uvicorn's default 127.0.0.1, where the server binds.
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off",
+                            proxy_headers=False, forwarded_allow_ips="")
     bound_port = sock.getsockname()[1]  # port 0 asks the system for a free one
     return ApiServer(uvicorn.Server(config), sock, url_of(host, bound_port),
                      app.state.streams_stop)

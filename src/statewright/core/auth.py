@@ -111,29 +111,49 @@ def check_password(password: str) -> str:
 
 
 @dataclass(frozen=True)
-class LoginLimits:
-    """At most ``per_user`` failed logins for one username and ``per_address`` from one client
-    address within ``window``; past that, logins wait until the oldest failure leaves it."""
+class LoginBackoff:
+    """Delays that grow with failed logins, for one subject (an account seen from one client
+    address, or one client address for every account): the first ``free`` attempts in a row
+    go through at once; from then on each attempt makes the next one wait ``base`` seconds,
+    doubled at each further attempt, at most ``cap``. A subject left alone for ``window``
+    after its last wait ended starts again from zero; a successful login resets an account's
+    count (and takes back its own attempt from the address)."""
 
-    per_user: int = 5
-    per_address: int = 20
+    free: int = 5
+    base: timedelta = timedelta(seconds=1)
+    cap: timedelta = timedelta(minutes=15)
     window: timedelta = timedelta(minutes=5)
 
+    def delay(self, attempts: int) -> timedelta:
+        """How long the attempt after the ``attempts``-th in a row must wait."""
+        if attempts < self.free:
+            return timedelta(0)
+        steps = min(attempts - self.free, 40)
+        grown: timedelta = self.base * (2 ** steps)
+        return min(grown, self.cap)
 
-def login_retry_after(user_failures: list[datetime], address_failures: list[datetime],
-                      now: datetime, limits: LoginLimits) -> timedelta | None:
-    """None when a login may be tried now; else how long to wait. The failure lists hold the
-    times of the failures within the window, in any order."""
-    waits: list[timedelta] = []
-    for failures, limit in ((user_failures, limits.per_user),
-                            (address_failures, limits.per_address)):
-        recent = sorted(t for t in failures if now - t < limits.window)
-        if len(recent) >= limit:
-            oldest_counted = recent[len(recent) - limit]
-            waits.append(oldest_counted + limits.window - now)
-    if not waits:
-        return None
-    return max(max(waits), timedelta(seconds=1))
+
+@dataclass(frozen=True)
+class Attempt:
+    """One login attempt counted before the password is checked: the subject's new count and
+    the moment before which the next attempt is refused."""
+
+    attempts: int
+    blocked_until: datetime
+
+
+def count_attempt(attempts: int, blocked_until: datetime | None, now: datetime,
+                  rule: LoginBackoff) -> Attempt | timedelta:
+    """Count an attempt of a subject with ``attempts`` so far (the last one making the next
+    wait until ``blocked_until``): the new count, or how long to wait (nothing counted)."""
+    if blocked_until is not None:
+        if blocked_until > now and rule.delay(attempts) > timedelta(0):
+            # (an attempt that imposed no wait never refuses one counted a moment earlier)
+            return max(blocked_until - now, timedelta(seconds=1))
+        if now - blocked_until >= rule.window:
+            attempts = 0  # quiet for a whole window: forgotten
+    attempts += 1
+    return Attempt(attempts, now + rule.delay(attempts))
 
 
 # -- who changed a state ---------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Tables of authentication: users, API tokens and UI sessions, the audit log."""
+"""Tables of authentication: users, API tokens and UI sessions, login attempts, the audit
+log."""
 
 from __future__ import annotations
 
@@ -33,6 +34,17 @@ auth_token = Table(
     Column("last_used_at", UTCDateTime, nullable=True),
     Column("revoked_at", UTCDateTime, nullable=True),
     Index(None, "user_id", "kind"),
+)
+
+login_throttle = Table(
+    "login_throttle",
+    metadata,
+    # account: "<username>\n<client address>"; address: "<client address>"
+    Column("scope", String(10), primary_key=True),
+    Column("subject", String(200), primary_key=True),
+    Column("attempts", Integer, nullable=False),  # login attempts in a row, counted up front
+    Column("blocked_until", UTCDateTime, nullable=False),  # the next attempt waits until then
+    Index(None, "blocked_until"),
 )
 
 audit_log = Table(

@@ -48,7 +48,8 @@ def context_additions(*, lazy: Mapping[str, Callable[[], Any]] | None,
                       prev: Mapping[str, datetime | None] | None) -> dict[str, Any]:
     """``macros``, the ``prev_*_success`` keys (None when there was no successful run before)
     and the lazily computed entries."""
-    out: dict[str, Any] = {"macros": macros, **template_accessors()}  # var, conn: read on use
+    out: dict[str, Any] = {"macros": macros.template_macros(),  # functions, never modules
+                           **template_accessors()}  # var, conn: read on use
     out.update({key: (prev or {}).get(key) for key in PREV_KEYS})
     for key, factory in (lazy or {}).items():
         out[key] = Proxy(factory)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -97,8 +98,15 @@ def _ts_nodash_with_tz(value: datetime | None) -> str | None:
     return value.isoformat().replace("-", "").replace(":", "") if value is not None else None
 
 
+def shell_quote(value: Any) -> str:
+    """``{{ params.name | shell_quote }}``: the value as one shell word, quoted so that a
+    value someone typed (a conf, a param) can never run a command of its own in a
+    ``bash_command``."""
+    return shlex.quote("" if value is None else str(value))
+
+
 FILTERS = {"ds": _ds, "ds_nodash": _ds_nodash, "ts": _ts, "ts_nodash": _ts_nodash,
-           "ts_nodash_with_tz": _ts_nodash_with_tz}
+           "ts_nodash_with_tz": _ts_nodash_with_tz, "shell_quote": shell_quote}
 
 
 class _EnvironmentMixin:

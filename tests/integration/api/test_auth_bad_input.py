@@ -65,7 +65,7 @@ def test_failed_logins_are_limited_per_user(engine: Engine, settings: Settings,
                                             auth_headers: Headers) -> None:
     auth_headers(engine, "alice", "viewer")
     app = create_app(engine=engine, settings=settings.with_overrides(
-        login_max_failures_per_user=3))
+        login_max_failures_per_user=3, login_backoff_seconds=60))
     with TestClient(app) as c:
         codes = [_login(c, "alice", "wrong").status_code for _ in range(3)]
         limited = _login(c, "alice", "password-alice")  # even the right password waits

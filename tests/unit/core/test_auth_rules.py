@@ -8,14 +8,15 @@ import pytest
 
 from statewright.core.auth import (
     GRANTS,
-    LoginLimits,
+    Attempt,
+    LoginBackoff,
     Permission,
     Role,
     allows,
     check_password,
     check_username,
+    count_attempt,
     least_role,
-    login_retry_after,
     parse_role,
 )
 from statewright.core.transitions import Actor, Person, kind_of
@@ -45,16 +46,25 @@ def test_bad_roles_usernames_and_passwords_say_what_is_allowed() -> None:
         check_password("1234567")
 
 
-def test_failed_logins_wait_until_the_oldest_leaves_the_window() -> None:
-    limits = LoginLimits(per_user=3, per_address=5, window=timedelta(minutes=5))
-    two = [NOW - timedelta(minutes=4), NOW - timedelta(minutes=1)]
-    assert login_retry_after(two, two, NOW, limits) is None
-    three = [*two, NOW - timedelta(seconds=10)]
-    assert login_retry_after(three, three, NOW, limits) == timedelta(minutes=1)
-    old = [NOW - timedelta(minutes=6)] * 10  # outside the window: not counted
-    assert login_retry_after(old, old, NOW, limits) is None
-    many = [NOW - timedelta(seconds=s) for s in range(5)]
-    assert login_retry_after([], many, NOW, limits) == timedelta(minutes=5) - timedelta(seconds=4)
+def test_login_attempts_past_the_free_ones_wait_longer_and_longer() -> None:
+    rule = LoginBackoff(free=3, base=timedelta(seconds=2), cap=timedelta(seconds=30),
+                        window=timedelta(minutes=5))
+    # counted back to back: within a window, the count goes on
+    attempts, until, now = 0, None, NOW
+    waits = []
+    for _ in range(7):
+        counted = count_attempt(attempts, until, now, rule)
+        assert isinstance(counted, Attempt)
+        waits.append((counted.blocked_until - now).total_seconds())
+        attempts, until = counted.attempts, counted.blocked_until
+        now = until
+    assert waits == [0, 0, 2, 4, 8, 16, 30]
+    assert count_attempt(attempts, until, until - timedelta(seconds=3), rule) == timedelta(
+        seconds=3)  # refused while blocked, nothing counted
+    assert count_attempt(attempts, until, until - timedelta(milliseconds=1), rule) == timedelta(
+        seconds=1)  # Retry-After is never 0
+    quiet = count_attempt(attempts, until, until + timedelta(minutes=5), rule)
+    assert quiet == Attempt(1, until + timedelta(minutes=5))  # forgotten after a quiet window
 
 
 def test_a_person_takes_the_edges_of_its_kind_and_is_recorded_by_name() -> None:

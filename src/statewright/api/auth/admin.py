@@ -56,15 +56,19 @@ def create_user(request: Request, body: a.UserBody) -> a.User:
               responses={404: {"description": "No such user"},
                          409: {"description": "It would leave no admin"}})
 def patch_user(request: Request, username: str, body: a.UserPatch) -> a.User:
-    """A new password (the user's JWTs stop working) and/or a new role."""
+    """A new password and/or a new role: the user's JWTs and web UI sessions end (its API
+    tokens too with ``revoke_api_tokens``)."""
     if body.password is None and body.role is None:
         raise BadRequest("Invalid request: give a password, a role, or both. Nothing was "
                          "changed.")
+    revoke = body.revoke_api_tokens
     try:
         if body.role is not None:
-            accounts.set_role(engine_of(request), username, body.role, utcnow())
+            accounts.set_role(engine_of(request), username, body.role, utcnow(),
+                              revoke_api_tokens=revoke)
         if body.password is not None:
-            accounts.set_password(engine_of(request), username, body.password, utcnow())
+            accounts.set_password(engine_of(request), username, body.password, utcnow(),
+                                  revoke_api_tokens=revoke)
     except AccountError as exc:
         _raise(exc)
     with reading(request) as conn:
@@ -83,6 +87,38 @@ def delete_user(request: Request, username: str) -> a.User:
     except AccountError as exc:
         _raise(exc)
     return _user(row)
+
+
+@router.post("/users/{username}/endSessions", response_model=a.EndedSessions, tags=["Users"],
+             openapi_extra=ADMIN, responses={404: {"description": "No such user"}})
+def end_sessions(request: Request, username: str, body: a.EndSessionsBody) -> a.EndedSessions:
+    """Sign the user out everywhere: its JWTs and web UI sessions stop working at once (its
+    API tokens too with ``revoke_api_tokens``)."""
+    try:
+        sessions, tokens = accounts.end_sign_ins(engine_of(request), username, utcnow(),
+                                                 api_tokens=body.revoke_api_tokens)
+    except AccountError as exc:
+        _raise(exc)
+    return a.EndedSessions(username=username, sessions_ended=sessions,
+                           api_tokens_revoked=tokens)
+
+
+@router.get("/users/{username}/tokens", response_model=a.ApiTokenCollection, tags=["Users"],
+            openapi_extra=ADMIN, responses={404: {"description": "No such user"}})
+def user_tokens(request: Request, username: str) -> a.ApiTokenCollection:
+    """The user's API tokens, newest first (revoke one with DELETE /auth/tokens/{id})."""
+    try:
+        rows = accounts.tokens_of(engine_of(request), username)
+    except AccountError as exc:
+        _raise(exc)
+    return a.ApiTokenCollection(tokens=[a.ApiToken(**token_fields(r)) for r in rows],
+                                total_entries=len(rows))
+
+
+def token_fields(row: Any) -> dict[str, Any]:
+    return dict(id=row.id, name=row.name, prefix=row.prefix, username=row.username,
+                created_at=row.created_at, expires_at=row.expires_at,
+                last_used_at=row.last_used_at, revoked_at=row.revoked_at)
 
 
 def event_logs(request: Request, *, limit: int, offset: int, dag_id: str | None,

@@ -57,7 +57,8 @@ def _from_jwt(request: Request, token: str) -> Identity:
                               "no longer exists.")
     if float(claims.get("auth_time", claims["iat"])) < user.tokens_valid_after.timestamp():
         raise Unauthenticated("Not authenticated: the token was issued before the user's "
-                              "password changed; log in again.")
+                              "password changed, role changed or sign-ins were ended; log "
+                              "in again.")
     return Identity(user.username, Role(user.role), "jwt")
 
 

@@ -1,6 +1,11 @@
 """Logging in with a username and password, shared by ``POST /api/v1/auth/token`` and the web
-UI's login form: failed attempts are rate-limited per username and per client address (counted
-from the audit log) and each attempt is recorded there."""
+UI's login form.
+
+Every attempt is counted in the database before its password is checked (per account and
+client address, and per client address; ``core.auth.LoginBackoff``): concurrent guesses are
+refused at once past the free attempts, on one API server or many. Passwords are verified off
+the event loop, at most ``STATEWRIGHT_LOGIN_HASH_CONCURRENCY`` at a time, so a burst of logins
+never starves the other requests. Each attempt is in the audit log with the real peer."""
 
 from __future__ import annotations
 
@@ -8,20 +13,21 @@ import math
 from datetime import timedelta
 from typing import Any
 
+import anyio
 from fastapi import Request
 from fastapi.concurrency import run_in_threadpool
 
 from statewright.api.auth.credentials import Unauthenticated
 from statewright.api.deps import engine_of, settings_of
 from statewright.api.errors import ApiError
-from statewright.core.auth import LoginLimits, login_retry_after
+from statewright.core.auth import LoginBackoff
 from statewright.core.clock import utcnow
-from statewright.db.engine import read_snapshot
 from statewright.db.repositories import audit as audit_repo
 from statewright.services.auth.accounts import authenticate
+from statewright.services.auth.throttle import count_login_attempt, login_succeeded
 
-WRONG = ("Not authenticated: wrong username or password. Failed logins are limited per user "
-         "and per address.")
+WRONG = ("Not authenticated: wrong username or password. Repeated failed logins wait longer "
+         "and longer, per user and per address.")
 
 
 class TooManyAttempts(ApiError):
@@ -32,41 +38,50 @@ class TooManyAttempts(ApiError):
         self.retry_after = retry_after
 
 
-def limits_of(request: Request) -> LoginLimits:
+def backoffs_of(request: Request) -> tuple[LoginBackoff, LoginBackoff]:
+    """The rules per account and address, and per address."""
     s = settings_of(request)
-    return LoginLimits(per_user=s.login_max_failures_per_user,
-                       per_address=s.login_max_failures_per_address,
-                       window=timedelta(seconds=s.login_failure_window_seconds))
+    base, cap = (timedelta(seconds=s.login_backoff_seconds),
+                 timedelta(seconds=s.login_backoff_max_seconds))
+    window = timedelta(seconds=s.login_failure_window_seconds)
+    return (LoginBackoff(s.login_max_failures_per_user, base, cap, window),
+            LoginBackoff(s.login_max_failures_per_address, base, cap, window))
 
 
-def _address(request: Request) -> str | None:
+def hash_limiter(request: Request) -> anyio.CapacityLimiter:
+    """The app's bound on concurrent password checks (made on first use, in the event loop)."""
+    limiter = getattr(request.app.state, "login_hash_limiter", None)
+    if limiter is None:
+        limiter = anyio.CapacityLimiter(settings_of(request).login_hash_concurrency)
+        request.app.state.login_hash_limiter = limiter
+    return limiter
+
+
+def peer_of(request: Request) -> str | None:
+    """The client's address: the connection's peer, or what a trusted proxy forwarded."""
     return request.client.host if request.client else None
 
 
-def _check_rate(request: Request, username: str) -> None:
-    limits, now = limits_of(request), utcnow()
-    with read_snapshot(engine_of(request)) as conn:
-        by_user, by_address = audit_repo.failed_logins(
-            conn, username=username, address=_address(request), since=now - limits.window)
-    wait = login_retry_after(by_user, by_address, now, limits)
+def _count(request: Request, username: str) -> None:
+    account, per_address = backoffs_of(request)
+    wait = count_login_attempt(engine_of(request), username, peer_of(request), utcnow(),
+                               account=account, per_address=per_address)
     if wait is not None:
-        seconds = math.ceil(wait.total_seconds())
+        seconds = max(1, math.ceil(wait.total_seconds()))
         request.state.audit_action = "auth.login_limited"
-        raise TooManyAttempts(f"Too many failed logins for {username!r} or from this address; "
+        raise TooManyAttempts(f"Too many failed logins for {username!r} from this address; "
                               f"try again in {seconds} s.", seconds)
-
-
-def _login(request: Request, username: str, password: str) -> Any:
-    request.state.audit_username = username
-    _check_rate(request, username)
-    user = authenticate(engine_of(request), username, password)
-    if user is None:
-        request.state.audit_action = audit_repo.LOGIN_FAILED
-        raise Unauthenticated(WRONG)
-    request.state.audit_action = "auth.login"
-    return user
 
 
 async def login(request: Request, username: str, password: str) -> Any:
     """The user row, or ``Unauthenticated`` / ``TooManyAttempts`` (429, Retry-After)."""
-    return await run_in_threadpool(_login, request, username, password)
+    request.state.audit_username = username
+    await run_in_threadpool(_count, request, username)
+    user = await anyio.to_thread.run_sync(authenticate, engine_of(request), username, password,
+                                          limiter=hash_limiter(request))
+    if user is None:
+        request.state.audit_action = audit_repo.LOGIN_FAILED
+        raise Unauthenticated(WRONG)
+    await run_in_threadpool(login_succeeded, engine_of(request), username, peer_of(request))
+    request.state.audit_action = "auth.login"
+    return user

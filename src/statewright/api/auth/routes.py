@@ -69,10 +69,13 @@ def list_tokens(request: Request) -> a.ApiTokenCollection:
 @router.post("/auth/tokens", response_model=a.NewApiToken, status_code=201,
              openapi_extra=AUTHENTICATED)
 def create_token(request: Request, body: a.ApiTokenBody) -> a.NewApiToken:
-    """A long-lived API token for scripts: ``Authorization: Bearer swt_…``. The secret is in
-    this answer only."""
+    """A long-lived API token for scripts: ``Authorization: Bearer swt_…``, valid
+    ``expires_in_days`` (default STATEWRIGHT_API_TOKEN_DEFAULT_DAYS, 90). The secret is in this
+    answer only."""
     who = identity_of(request)
     days = body.expires_in_days
+    if days is None:
+        days = settings_of(request).api_token_default_days
     secret, pk = accounts.create_token(
         engine_of(request), who.username, kind="api", name=body.name, now=utcnow(),
         lifetime=timedelta(days=days) if days else None)

@@ -35,8 +35,10 @@ class Me(BaseModel):
 
 class ApiTokenBody(_Request):
     name: str = Field(min_length=1, max_length=100, description="What the token is for.")
-    expires_in_days: int | None = Field(default=None, ge=1, le=3650,
-                                        description="Days it is valid (default: until revoked).")
+    expires_in_days: int | None = Field(
+        default=None, ge=0, le=3650,
+        description="Days it is valid (default: STATEWRIGHT_API_TOKEN_DEFAULT_DAYS, 90; 0: "
+                    "until revoked).")
 
 
 class ApiToken(BaseModel):
@@ -80,6 +82,20 @@ class UserBody(_Request):
 class UserPatch(_Request):
     password: str | None = Field(default=None, min_length=8, max_length=1024)
     role: RoleName | None = None
+    revoke_api_tokens: bool = Field(
+        default=False, description="Also revoke the user's API tokens (its JWTs and UI "
+                                   "sessions end on any change of password or role).")
+
+
+class EndSessionsBody(_Request):
+    revoke_api_tokens: bool = Field(default=False,
+                                    description="Also revoke the user's API tokens.")
+
+
+class EndedSessions(BaseModel):
+    username: str
+    sessions_ended: int = Field(description="Web UI sessions ended (JWTs end with them).")
+    api_tokens_revoked: int
 
 
 class EventLog(BaseModel):

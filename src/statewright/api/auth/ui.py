@@ -1,12 +1,14 @@
-"""The web UI's side of authentication: the login page, logout, the audit log page, and the
+"""The web UI's side of authentication: the login page (refusing cross-site posts), logout,
+the users page (end a user's sign-ins, revoke tokens), the audit log page, and the
 OpenAPI document (behind a login too; the docs pages that read it are in ``api.docs``)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from fastapi import APIRouter, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from statewright.api.auth.admin import event_logs
@@ -19,9 +21,11 @@ from statewright.api.auth.credentials import (
 )
 from statewright.api.auth.login import TooManyAttempts, login
 from statewright.api.auth.permissions import ADMIN, AUTHENTICATED, PUBLIC
-from statewright.api.deps import engine_of
+from statewright.api.deps import engine_of, reading
+from statewright.api.errors import NotFound
 from statewright.api.ui.views import TEMPLATES
 from statewright.core.clock import utcnow
+from statewright.db.repositories import users as user_repo
 from statewright.services.auth import accounts
 
 router = APIRouter(include_in_schema=False)
@@ -57,8 +61,28 @@ def login_page(request: Request, next: Annotated[str | None, Query()] = None) ->
     return _login_page(request, next_url=safe_next(next))
 
 
+def cross_site(request: Request) -> bool:
+    """True for a form posted from another site (login CSRF): the browser says so in
+    ``Sec-Fetch-Site``, or its ``Origin`` is not this server's. A request carrying neither
+    (a script, an old browser) is not refused."""
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None and fetch_site.lower() not in ("same-origin", "none"):
+        return True
+    origin = request.headers.get("origin")
+    if origin is None:
+        return False
+    parts = urlsplit(origin)
+    return (origin == "null" or parts.scheme != request.url.scheme
+            or parts.netloc.lower() != (request.headers.get("host") or "").lower())
+
+
 @router.post("/login", response_class=HTMLResponse, openapi_extra=PUBLIC)
 async def login_submit(request: Request) -> Response:
+    if cross_site(request):
+        request.state.audit_action = "auth.login_cross_site"
+        return _login_page(request, next_url="/", status_code=403,
+                           error="This login form was sent from another site and was refused. "
+                                 "Log in on this page.")
     fields = parse_qs((await request.body()).decode(errors="replace"))
     username = (fields.get("username") or [""])[0]
     password = (fields.get("password") or [""])[0]
@@ -109,6 +133,48 @@ def event_log_page(
         "title": "Audit log · statewright", "page": "event_logs", "logs": logs,
         "dag_id": dag_id or "", "owner": owner or "", "offset": offset,
         "limit": AUDIT_PAGE_SIZE})
+
+
+@router.get("/users", response_class=HTMLResponse, openapi_extra=ADMIN)
+def users_page(request: Request) -> Response:
+    """Users with their open web UI sessions and API tokens; an admin ends a user's sign-ins
+    or revokes a token here."""
+    now = utcnow()
+    users = accounts.list_users(engine_of(request))
+    with reading(request) as conn:
+        sessions = user_repo.list_tokens(conn, None, "session")
+        tokens = user_repo.list_tokens(conn, None, "api")
+    open_sessions: dict[str, int] = {}
+    for row in sessions:
+        if row.revoked_at is None and (row.expires_at is None or row.expires_at > now):
+            open_sessions[row.username] = open_sessions.get(row.username, 0) + 1
+    live = [t for t in tokens if t.revoked_at is None
+            and (t.expires_at is None or t.expires_at > now)]
+    return TEMPLATES.TemplateResponse(request, "users.html", {
+        "title": "Users · statewright", "page": "users", "users": users,
+        "sessions": open_sessions, "tokens": live})
+
+
+@router.post("/users/{username}/end-sessions", openapi_extra=ADMIN)
+async def users_end_sessions(request: Request, username: str) -> Response:
+    fields = parse_qs((await request.body()).decode(errors="replace"))
+    revoke = (fields.get("revoke_api_tokens") or [""])[0] in ("1", "on", "true")
+    try:
+        await run_in_threadpool(accounts.end_sign_ins, engine_of(request), username, utcnow(),
+                                api_tokens=revoke)
+    except accounts.UserNotFound as exc:
+        raise NotFound(str(exc)) from None
+    return RedirectResponse("/users", status_code=303)
+
+
+@router.post("/users/tokens/{token_id}/revoke", openapi_extra=ADMIN)
+def users_revoke_token(request: Request, token_id: int) -> Response:
+    try:
+        accounts.revoke_token(engine_of(request), token_id, by=request.state.identity,
+                              now=utcnow())
+    except accounts.AccountError as exc:
+        raise NotFound(str(exc)) from None
+    return RedirectResponse("/users", status_code=303)
 
 
 @router.get(OPENAPI_PATH)

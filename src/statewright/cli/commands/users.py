@@ -1,5 +1,5 @@
 """CLI commands: users of the REST API and the web UI — create, list, delete, set-password,
-set-role — and API tokens of a user."""
+set-role, end-sessions — and API tokens of a user (create-token, tokens, revoke-token)."""
 
 from __future__ import annotations
 
@@ -114,51 +114,126 @@ def users_delete(app: Any, username: str, yes: bool) -> None:
     console.print(f"deleted user [bold]{username}[/]", highlight=False)
 
 
+_revoke_option = click.option(
+    "--revoke-api-tokens", is_flag=True,
+    help="Also revoke the user's API tokens (its JWTs and web UI sessions end anyway).")
+
+
 @users.command("set-password")
 @click.argument("username")
 @_with_password
+@_revoke_option
 @click.pass_obj
 @friendly
 def users_set_password(app: Any, username: str, password: str | None,
-                       password_stdin: bool) -> None:
-    """Give USERNAME a new password: its JWTs issued before stop working."""
+                       password_stdin: bool, revoke_api_tokens: bool) -> None:
+    """Give USERNAME a new password: its JWTs and web UI sessions end."""
     from statewright.services.auth.accounts import set_password
 
-    set_password(_engine(app), username, _password(password, stdin=password_stdin), _now())
-    console.print(f"new password for [bold]{username}[/]", highlight=False)
+    set_password(_engine(app), username, _password(password, stdin=password_stdin), _now(),
+                 revoke_api_tokens=revoke_api_tokens)
+    console.print(f"new password for [bold]{username}[/]; its sign-ins ended"
+                  + (" and its API tokens were revoked" if revoke_api_tokens else ""),
+                  highlight=False)
 
 
 @users.command("set-role")
 @click.argument("username")
 @click.argument("role", type=ROLES)
+@_revoke_option
 @click.pass_obj
 @friendly
-def users_set_role(app: Any, username: str, role: str) -> None:
-    """Give USERNAME the ROLE viewer, operator or admin (at once, on every credential)."""
+def users_set_role(app: Any, username: str, role: str, revoke_api_tokens: bool) -> None:
+    """Give USERNAME the ROLE viewer, operator or admin: its JWTs and web UI sessions end."""
     from statewright.services.auth.accounts import set_role
 
-    set_role(_engine(app), username, role, _now())
-    console.print(f"[bold]{username}[/] is now {role.lower()}", highlight=False)
+    set_role(_engine(app), username, role, _now(), revoke_api_tokens=revoke_api_tokens)
+    console.print(f"[bold]{username}[/] is now {role.lower()}; its sign-ins ended"
+                  + (" and its API tokens were revoked" if revoke_api_tokens else ""),
+                  highlight=False)
+
+
+@users.command("end-sessions")
+@click.argument("username")
+@_revoke_option
+@click.pass_obj
+@friendly
+def users_end_sessions(app: Any, username: str, revoke_api_tokens: bool) -> None:
+    """Sign USERNAME out everywhere: its JWTs and web UI sessions stop working at once."""
+    from statewright.services.auth.accounts import end_sign_ins
+
+    sessions, tokens = end_sign_ins(_engine(app), username, _now(),
+                                    api_tokens=revoke_api_tokens)
+    console.print(f"ended the sign-ins of [bold]{username}[/]: {sessions} web UI session(s)"
+                  + (f", {tokens} API token(s) revoked" if revoke_api_tokens else
+                     "; its API tokens still work (--revoke-api-tokens)"), highlight=False)
+
+
+@users.command("tokens")
+@click.argument("username")
+@output_option
+@click.pass_obj
+@friendly
+def users_tokens(app: Any, username: str, output: str) -> None:
+    """The API tokens of USERNAME (never their secrets)."""
+    from statewright.services.auth.accounts import tokens_of
+
+    def when(value: Any) -> str:
+        return value.strftime("%Y-%m-%d %H:%M") if value else ""
+
+    rows = [{"id": r.id, "name": r.name, "prefix": r.prefix, "created": when(r.created_at),
+             "expires": when(r.expires_at) or "never", "last_used": when(r.last_used_at),
+             "revoked": when(r.revoked_at)} for r in tokens_of(_engine(app), username)]
+    print_rows(rows, output, ["id", "name", "prefix", "created", "expires", "last_used",
+                              "revoked"])
+
+
+@users.command("revoke-token")
+@click.argument("token_id", type=int)
+@click.pass_obj
+@friendly
+def users_revoke_token(app: Any, token_id: int) -> None:
+    """Revoke the API token TOKEN_ID (`statewright users tokens USERNAME` lists them)."""
+    from statewright.core.auth import Role
+    from statewright.services.auth.accounts import Identity, revoke_token
+
+    revoke_token(_engine(app), token_id, by=Identity("cli", Role.ADMIN, "cli"), now=_now())
+    console.print(f"revoked API token {token_id}", highlight=False)
+
+
+def _expiry(value: str | None, default_days: int) -> int | None:
+    """Days from ``--expires`` (a number of days, or ``never``); None: until revoked."""
+    if value is None:
+        return default_days or None
+    if value.strip().lower() == "never":
+        return None
+    days = value.strip().lower().removesuffix("d")
+    if not days.isdigit() or not 1 <= int(days) <= 3650:
+        fail(f"--expires {value!r}: give a number of days from 1 to 3650 (e.g. 30 or 30d), "
+             "or never; nothing was changed", 2)
+    return int(days)
 
 
 @users.command("create-token")
 @click.argument("username")
 @click.option("--name", "-n", required=True, help="What the token is for.")
-@click.option("--expires-in-days", type=click.IntRange(1, 3650), default=None,
-              help="Days it is valid (default: until revoked).")
+@click.option("--expires", "--expires-in-days", "expires", default=None, metavar="DAYS|never",
+              help="Days it is valid (default: STATEWRIGHT_API_TOKEN_DEFAULT_DAYS, 90), or "
+                   "never.")
 @click.pass_obj
 @friendly
-def users_create_token(app: Any, username: str, name: str, expires_in_days: int | None) -> None:
+def users_create_token(app: Any, username: str, name: str, expires: str | None) -> None:
     """Create a long-lived API token of USERNAME and print it (once; it is stored hashed)."""
     from datetime import timedelta
 
     from statewright.services.auth.accounts import create_token
 
+    days = _expiry(expires, app.settings.api_token_default_days)
     secret, pk = create_token(_engine(app), username, kind="api", name=name, now=_now(),
-                              lifetime=timedelta(days=expires_in_days) if expires_in_days
-                              else None)
-    console.print(f"API token {pk} of [bold]{username}[/] ({name}); it is not shown again:",
-                  highlight=False)
+                              lifetime=timedelta(days=days) if days else None)
+    until = f"valid {days} days" if days else "valid until revoked"
+    console.print(f"API token {pk} of [bold]{username}[/] ({name}, {until}); it is not shown "
+                  "again:", highlight=False)
     click.echo(secret)
 
 

@@ -50,9 +50,26 @@ def rehash_password(conn: Connection, user_id: int, password_hash: str) -> None:
 
 
 def set_role(conn: Connection, username: str, role: str, now: datetime) -> bool:
+    """New role; JWTs issued before ``now`` stop working. False when no such user."""
     done = conn.execute(update(auth_user).where(u.username == username).values(
-        role=role, updated_at=now))
+        role=role, updated_at=now, tokens_valid_after=now))
     return done.rowcount == 1
+
+
+def end_sign_ins(conn: Connection, user_id: int, now: datetime, *, api_tokens: bool
+                 ) -> tuple[int, int]:
+    """End a user's sign-ins: its JWTs issued before ``now`` stop working, its UI sessions
+    are deleted and, with ``api_tokens``, its API tokens revoked. Returns (sessions ended, API
+    tokens revoked)."""
+    conn.execute(update(auth_user).where(u.id == user_id).values(tokens_valid_after=now))
+    sessions = conn.execute(delete(auth_token).where(
+        t.user_id == user_id, t.kind == "session")).rowcount
+    revoked = 0
+    if api_tokens:
+        revoked = conn.execute(update(auth_token).where(
+            t.user_id == user_id, t.kind == "api", t.revoked_at.is_(None))
+            .values(revoked_at=now)).rowcount
+    return int(sessions), int(revoked)
 
 
 def delete_user(conn: Connection, username: str) -> bool:

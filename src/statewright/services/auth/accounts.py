@@ -95,12 +95,30 @@ def list_users(engine: Engine) -> list[Any]:
         return repo.list_users(conn)
 
 
-def set_password(engine: Engine, username: str, password: str, now: datetime) -> None:
-    """A new password; the user's JWTs issued before now stop working."""
+def set_password(engine: Engine, username: str, password: str, now: datetime, *,
+                 revoke_api_tokens: bool = False) -> None:
+    """A new password; the user's JWTs and UI sessions end (and its API tokens, when asked)."""
     _checked(username, password)
     with transaction(engine) as conn:
         if not repo.set_password(conn, username, hash_password(password), now):
             raise _missing(username)
+        _end(conn, username, now, api_tokens=revoke_api_tokens)
+
+
+def _end(conn: Connection, username: str, now: datetime, *, api_tokens: bool
+         ) -> tuple[int, int]:
+    row = repo.get_user(conn, username)
+    if row is None:
+        raise _missing(username)
+    return repo.end_sign_ins(conn, row.id, now, api_tokens=api_tokens)
+
+
+def end_sign_ins(engine: Engine, username: str, now: datetime, *, api_tokens: bool = False
+                 ) -> tuple[int, int]:
+    """Sign a user out everywhere: its JWTs and UI sessions end at once (its API tokens too,
+    with ``api_tokens``). Returns (sessions ended, API tokens revoked)."""
+    with transaction(engine) as conn:
+        return _end(conn, username, now, api_tokens=api_tokens)
 
 
 def _keeps_an_admin(conn: Connection, username: str) -> None:
@@ -112,13 +130,17 @@ def _keeps_an_admin(conn: Connection, username: str) -> None:
                         "Nothing was changed.")
 
 
-def set_role(engine: Engine, username: str, role: str | Role, now: datetime) -> None:
+def set_role(engine: Engine, username: str, role: str | Role, now: datetime, *,
+             revoke_api_tokens: bool = False) -> None:
+    """A new role; the user's JWTs and UI sessions end (and its API tokens, when asked): the
+    user signs in again under the new role."""
     checked_role = _role(role)
     with transaction(engine) as conn:
         if checked_role is not Role.ADMIN:
             _keeps_an_admin(conn, username)
         if not repo.set_role(conn, username, checked_role.value, now):
             raise _missing(username)
+        _end(conn, username, now, api_tokens=revoke_api_tokens)
 
 
 def delete_user(engine: Engine, username: str) -> None:
@@ -188,6 +210,15 @@ def revoke_token(engine: Engine, token_id: int, *, by: Identity, now: datetime) 
                 or not repo.revoke_token(conn, token_id, now):
             raise AccountError(f"No API token {token_id} of yours that is not revoked; GET "
                                "/api/v1/auth/tokens lists them. Nothing was changed.")
+
+
+def tokens_of(engine: Engine, username: str) -> list[Any]:
+    """A user's API tokens, newest first (revoked and expired ones too)."""
+    with read_snapshot(engine) as conn:
+        user = repo.get_user(conn, username)
+        if user is None:
+            raise _missing(username)
+        return repo.list_tokens(conn, user.id, "api")
 
 
 def end_session(engine: Engine, token_id: int, now: datetime) -> None:
