@@ -328,6 +328,17 @@ def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str,
     return s.XComCollection(xcom_entries=entries, total_entries=len(entries))
 
 
+def _log_name(path: str, logs_folder: Path | None) -> str:
+    """A log file as the API shows it: its path under the logs folder, never the server's
+    absolute path (a file elsewhere shows its name only)."""
+    if logs_folder is not None:
+        try:
+            return str(Path(path).resolve().relative_to(Path(logs_folder).resolve()))
+        except ValueError:
+            pass
+    return Path(path).name
+
+
 def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_number: int, *,
              logs_folder: Path | None, max_bytes: int, map_index: int = -1) -> s.TaskLog:
     _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
@@ -342,7 +353,7 @@ def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_numbe
     if path is None:
         path = log_path_for(logs_folder, dag_id, run_id, task_id, try_number, row.map_index)
     if path is None or not os.path.isfile(path):
-        where = f" (expected at {path})" if path else ""
+        where = f" (expected at {_log_name(path, logs_folder)})" if path else ""
         raise NotFound(f"No log file for try {try_number} of task {task_id!r} in run "
                        f"{run_id!r}{where}. The try may have run on another machine, been "
                        "stopped before it began, or its log was removed.")
@@ -352,7 +363,7 @@ def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_numbe
             fh.seek(size - max_bytes)
         data = fh.read(max_bytes)
     return s.TaskLog(dag_id=dag_id, dag_run_id=run_id, task_id=task_id, try_number=try_number,
-                     path=path, size=size, truncated=size > max_bytes,
+                     path=_log_name(path, logs_folder), size=size, truncated=size > max_bytes,
                      content=data.decode("utf-8", errors="replace"))
 
 

@@ -337,7 +337,8 @@ class TaskLog(BaseModel):
     dag_run_id: str
     task_id: str
     try_number: int
-    path: str
+    path: str = Field(description="The log file under the logs folder (never the server's "
+                                  "absolute path).")
     size: int
     truncated: bool = Field(description="True when only the end of the file is returned.")
     content: str

@@ -30,6 +30,9 @@ class App:
 
     @cached_property
     def engine(self) -> Engine:
+        from statewright.file_modes import secure_files
+
+        secure_files(self.settings)  # home 0700, database and keys 0600 (warns when looser)
         engine = make_engine(self.settings.database_url)
         check_connection(engine, wait_seconds=self.database_wait_seconds)
         migrate_embedded(engine)

@@ -587,7 +587,20 @@ def _register_command_modules() -> None:
 _register_command_modules()
 
 
+def _private_umask() -> None:
+    """New files of this process and its children 0600, folders 0700 (0640/0750 with
+    STATEWRIGHT_FILES_GROUP_READABLE): the database, its WAL, keys and logs."""
+    from statewright.config import load_settings
+    from statewright.file_modes import apply_umask
+
+    try:
+        apply_umask(load_settings())
+    except StatewrightError:
+        pass  # a bad setting: the command itself says what is wrong
+
+
 def main() -> None:
+    _private_umask()
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:
