@@ -51,6 +51,11 @@ def _location(loc: Sequence[Any]) -> str:
     return ".".join(parts)
 
 
+def _kind(value: Any) -> str:
+    return {str: "string", bool: "boolean", int: "number", float: "number", list: "list",
+            dict: "JSON object"}.get(type(value), "value")
+
+
 def describe_validation(errors: Sequence[dict[str, Any]]) -> str:
     """One readable sentence for pydantic's errors."""
     problems: list[str] = []
@@ -71,9 +76,10 @@ def describe_validation(errors: Sequence[dict[str, Any]]) -> str:
                 "body",):
             problems.append("the body must be a JSON object")
         else:
+            # The rejected value is never echoed: it may be a password, and answers are kept
+            # (the audit log records the detail of every refused change).
             given = e.get("input")
-            shown = f" (got {given!r})" if given is not None and not isinstance(given, dict) \
-                else ""
+            shown = f" (got a {_kind(given)})" if given is not None else ""
             problems.append(f"{where}: {e.get('msg', 'invalid')}{shown}")
     return "Invalid request: " + "; ".join(problems) + ". Nothing was changed."
 

@@ -16,6 +16,7 @@ from statewright.core.auth import READ_METHODS
 from statewright.core.clock import utcnow
 from statewright.db.engine import transaction
 from statewright.db.repositories import audit as audit_repo
+from statewright.sdk import masking
 
 log = logging.getLogger(__name__)
 DENIED = frozenset({401, 403, 429})
@@ -64,7 +65,7 @@ def entry(scope: Scope, status: int, body: bytes) -> dict[str, Any]:
         target=", ".join(f"{k}={v}" for k, v in params.items()) or None,
         outcome=outcome_of(status), status_code=status,
         client_address=client[0] if client else None,
-        detail=state.get("audit_detail") or _detail(status, body))
+        detail=masking.redact(state.get("audit_detail") or _detail(status, body)))
 
 
 class AuditLog:

@@ -16,9 +16,28 @@ from statewright.crypto import FernetKeyError
 from statewright.db.repositories import task_masks
 from statewright.sdk import masking
 
-__all__ = ["EXTRA_MASKS", "redactor_for_task_instance", "store_masks"]
+__all__ = ["EXTRA_MASKS", "mask_results", "redactor_for_task_instance", "store_masks"]
 
 EXTRA_MASKS = "masks"
+# What a try reports that is stored to be shown (its outcome's other parts: see mask_results).
+_SHOWN_EXTRAS = ("rendered_fields", "notes", "hook_errors")
+
+
+def mask_results(results: Sequence[Any]) -> None:
+    """Mask, in place and before anything is stored, what a try reports to be shown: its error
+    and traceback (the state message, the try's history row), the template fields it rendered,
+    and its hooks' errors and notes. Masked: the values the try registered (its connections'
+    passwords, ``mask_secret``), those of this process, and values under sensitive names, as
+    in the try's log. XCom values are stored as the task gave them (downstream tasks read them)
+    and masked where they are shown."""
+    for r in results:
+        extra = r.extra if isinstance(r.extra, dict) else {}
+        secrets = [s for s in extra.get(EXTRA_MASKS) or () if isinstance(s, str)]
+        r.error = masking.redact(r.error, secrets=secrets)
+        r.traceback = masking.redact(r.traceback, secrets=secrets)
+        for key in _SHOWN_EXTRAS:
+            if extra.get(key):
+                extra[key] = masking.redact(extra[key], secrets=secrets)
 log = logging.getLogger("statewright.worker")
 
 

@@ -27,6 +27,7 @@ from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import triggers as trigger_repo
+from statewright.sdk import masking
 
 log = logging.getLogger("statewright.triggerer")
 ACTOR = Actor.TRIGGERER
@@ -93,11 +94,13 @@ def apply_events(
     fail_groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for fl in failures:
         for row in waiting.get(fl.trigger_id, []):
-            data = {"error": fl.error, "reason": fl.reason}
+            # Secrets the trigger registered (its connections' passwords) are *** when stored.
+            error = masking.redact(fl.error)
+            data = {"error": error, "reason": fl.reason}
             if fl.traceback:
-                data["traceback"] = fl.traceback
+                data["traceback"] = masking.redact(fl.traceback)
             kwargs_rows.append((row.id, data))
-            fail_groups[_first_line(fl.error)].append((row.id, row.try_number))
+            fail_groups[_first_line(error)].append((row.id, row.try_number))
     out.stale += sorted(i for i in ids if i not in waiting)
     trigger_repo.set_next_kwargs(conn, kwargs_rows)
     if resume:

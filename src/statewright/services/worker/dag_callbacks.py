@@ -37,6 +37,7 @@ from statewright.db.repositories import dag_callbacks as outbox
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import deadlines as deadline_repo
 from statewright.db.tables import dag_run
+from statewright.sdk import masking
 from statewright.services.loop_failures import LoopFailures
 from statewright.services.worker import fork_server
 
@@ -138,6 +139,8 @@ def run_dag_callbacks(request: DagCallbackRequest, dag: Any = None) -> DagCallba
             report.errors.append(f"{request.kind} {_name(fn)} raised {type(exc).__name__}: "
                                  f"{exc}; the run's state is unchanged")
     report.ok = not report.errors
+    # Stored as the run's notes: secrets the callbacks registered are *** (in this process).
+    report.errors = [masking.redact(e) for e in report.errors]
     return report
 
 

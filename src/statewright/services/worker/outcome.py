@@ -24,6 +24,7 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.services.asset_events import record_try_outlets
 from statewright.services.dag_view import DagViewCache
+from statewright.services.secrets.masks import mask_results
 from statewright.services.worker import deferral
 from statewright.services.worker.dag_run_requests import apply_requests
 from statewright.services.worker.rendered import record_rendered_fields
@@ -93,6 +94,7 @@ def apply_results(
     """Apply finished tries; returns ti_id → the state each one reached (lost races left out)."""
     if not results:
         return {}
+    mask_results(results)  # secrets in errors, tracebacks, rendered fields: *** when stored
     apply_requests(conn, results, now=now, actor=actor)  # runs a TriggerDagRunOperator asks for
     everything = list(results)
     # Tries that wait (deferred, rescheduled) do not end: applied apart, no history row.
