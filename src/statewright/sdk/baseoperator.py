@@ -10,7 +10,7 @@ import abc
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from statewright.core.errors import DagDefinitionError
@@ -25,6 +25,7 @@ from statewright.sdk._dependency import (
     flatten_relatives,
     is_dag,
 )
+from statewright.sdk._task_dates import check_task_date
 from statewright.sdk._validation import (
     check_backoff,
     check_bool,
@@ -204,10 +205,14 @@ class BaseOperator(DependencyMixin, Templater, LoggingMixin, abc.ABC):
         inlets: Any = None,
         task_display_name: str | None = None,
         logger_name: str | None = None,
+        start_date: datetime | None = None,
+        end_date: datetime | None = None,
         **kwargs: Any,
     ) -> None:
         self.task_id = validate_id(task_id, "task_id")
         self._logger_name = logger_name
+        self.start_date = check_task_date(start_date, f"task {task_id!r}: start_date")
+        self.end_date = check_task_date(end_date, f"task {task_id!r}: end_date")
         if task_display_name is not None and not isinstance(task_display_name, str):
             raise DagDefinitionError(f"task {task_id!r}: task_display_name must be a string.")
         self._task_display_name = task_display_name

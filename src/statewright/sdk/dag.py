@@ -15,6 +15,7 @@ from croniter import croniter
 from statewright.core.errors import DagDefinitionError
 from statewright.core.timetables import Timetable
 from statewright.sdk import _dag_context
+from statewright.sdk._task_dates import join_dag_dates
 from statewright.sdk._validation import (
     check_int,
     to_callback_list,
@@ -290,6 +291,7 @@ class DAG:
         self._check_fail_stop_rule(task.task_id, task.trigger_rule)
         self.task_dict[task.task_id] = task
         task._dag = self
+        join_dag_dates(task, self)  # the later start and earlier end of the task and the DAG
         adopt_task(self, task)
 
     def set_edge_info(self, upstream_task_id: str, downstream_task_id: str,

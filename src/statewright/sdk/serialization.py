@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from statewright.core.timetables import Timetable, serialize_timetable
+from statewright.sdk._task_dates import serialize_task_dates
 from statewright.sdk._validation import seconds_or_none
 from statewright.sdk.assets import is_asset_schedule, serialize_assets, serialize_task_assets
 from statewright.sdk.dag import timezone_name
@@ -149,6 +150,7 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
         "is_setup": task.is_setup,
         "is_teardown": task.is_teardown,
         "on_failure_fail_dagrun": task.on_failure_fail_dagrun,
+        **serialize_task_dates(task, task.dag),
         **serialize_task_assets(task),
         **(task.serialized_fields() if hasattr(task, "serialized_fields") else {}),
         "has_callbacks": {

@@ -118,7 +118,8 @@ def create_run(
         run_after=run_after, conf=conf,
     )
     door.create_task_instances(conn, dag_run_id=run_pk, dag_id=view.dag_id, run_id=run_id,
-                               rows=view.task_rows(), actor=actor, now=now)
+                               rows=view.rows_in_run(view.task_rows(), logical_date, run_type),
+                               actor=actor, now=now)
     if partition_key is not None:
         partition_repo.set_run_partitions(conn, {run_pk: (partition_key, partition_date)})
     return run_pk
@@ -172,7 +173,9 @@ def create_runs(conn: Connection, specs: Sequence[RunSpec], *, now: datetime,
     keys = door.create_dag_runs(conn, [
         door.NewDagRun(
             dag_id=s.view.dag_id, run_id=s.run_id, run_type=s.run_type,
-            task_rows=s.task_rows if s.task_rows is not None else s.view.task_rows(),
+            task_rows=s.view.rows_in_run(
+                s.task_rows if s.task_rows is not None else s.view.task_rows(),
+                s.logical_date, s.run_type),
             logical_date=s.logical_date,
             data_interval_start=s.data_interval[0] if s.data_interval else None,
             data_interval_end=s.data_interval[1] if s.data_interval else None,

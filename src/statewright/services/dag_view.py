@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from statewright.core.setup_teardown import SetupTeardownGraph
+from statewright.core.task_dates import rows_in_run
 from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
 
 
@@ -57,6 +58,10 @@ class DagView:
         self.max_active_tasks: int = int(serialized.get("max_active_tasks", 16))
         self.max_active_runs: int = int(serialized.get("max_active_runs", 16))
         self.tasks: dict[str, TaskView] = {}
+        # Tasks with dates of their own: runs outside them get no task instance of the task.
+        self.task_windows: dict[str, tuple[datetime | None, datetime | None]] = {
+            t["task_id"]: (_date(t.get("start_date")), _date(t.get("end_date")))
+            for t in serialized["tasks"] if t.get("start_date") or t.get("end_date")}
         for t in serialized["tasks"]:
             delay = t.get("max_retry_delay")
             self.tasks[t["task_id"]] = TaskView(
@@ -151,6 +156,11 @@ class DagView:
                     self.tasks[d].priority_weight for d in closure(tid, "downstream"))
         return out
 
+    def rows_in_run(self, rows: Sequence[Mapping[str, Any]], logical_date: datetime | None,
+                    run_type: str) -> list[Mapping[str, Any]]:
+        """The new task instance ``rows`` a run at ``logical_date`` keeps (task dates)."""
+        return rows_in_run(list(rows), self.task_windows, logical_date, run_type)
+
     def task_rows(self) -> list[dict[str, Any]]:
         """Columns of new task instances for this DAG."""
         return [
@@ -197,6 +207,10 @@ class _NewTaskInstance:
     priority_weight: int
     try_number: int = 0
     map_index: int = -1
+
+
+def _date(value: str | None) -> datetime | None:
+    return None if not value else datetime.fromisoformat(value)
 
 
 def _strategy_weight(t: TaskView) -> int:

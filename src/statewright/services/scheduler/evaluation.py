@@ -34,6 +34,7 @@ from statewright.services.scheduler.expansion import (
 from statewright.services.scheduler.failed_runs import pause_after_failed_run
 from statewright.services.scheduler.past import blocked_by_past
 from statewright.services.scheduler.run_index import STATE_OF, RunEntry
+from statewright.services.scheduler.task_dates import waiting_on_absent
 from statewright.services.worker.dag_callbacks import enqueue_run_callbacks
 
 if TYPE_CHECKING:
@@ -69,13 +70,16 @@ def schedule_run(s: Scheduler, conn: Connection, w: RunWork, now: datetime) -> t
     blocked = blocked_by_past(conn, w.run_pk, view,
                               {tid: states[n] for tid, n in e.past_tasks.items()})
     blocked_labels = frozenset(nodes.labels(blocked))
+    # Waiting on a task outside its dates (no task instance here): never scheduled, and,
+    # unlike depends_on_past, not a reason for the run to wait (Airflow's deadlock).
+    never = blocked_labels | frozenset(nodes.labels(waiting_on_absent(conn, w.run_pk, view)))
     if e.fresh:
-        planned = plan_dependencies(e.order, e.upstream, e.rules, states, blocked=blocked_labels,
+        planned = plan_dependencies(e.order, e.upstream, e.rules, states, blocked=never,
                                     setups=e.setups, indirect_setups=e.indirect)
     else:
         assert isinstance(states, ChainMap)  # what this pass changed so far counts as changed
         planned = plan_changed(e.candidates(states.maps[0]), e.position, e.upstream,
-                               e.downstream, e.rules, states, blocked=blocked_labels,
+                               e.downstream, e.rules, states, blocked=never,
                                setups=e.setups, indirect_setups=e.indirect)
     e.dirty.clear()
     # A mapped task whose dependencies are met expands instead of being scheduled; one
