@@ -67,6 +67,13 @@ def register_dag(dag: DAG) -> None:
             collected.append(dag)
 
 
+def forget_dag(dag: DAG) -> None:
+    """Take back ``register_dag``: ``dag`` is part of another DAG now (the Airflow layer's
+    SubDagOperator moves a sub-DAG's tasks into its parent)."""
+    for collected in _state.collectors:
+        collected[:] = [d for d in collected if d is not dag]
+
+
 @contextmanager
 def collecting_dags() -> Iterator[list[DAG]]:
     """Collect the DAGs completed (``with`` block left, ``@dag`` called) inside the block."""

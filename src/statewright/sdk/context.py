@@ -239,9 +239,22 @@ def build_context(
     context.update(context_additions(lazy=lazy, prev=prev))
     context.update(state_context(dag.dag_id, run_id, task.task_id, map_index, try_number))
     context.update(extra or {})
+    for extension in _extensions:
+        for key, value in extension(context).items():
+            context.setdefault(key, value)
     dag_run.partition_key = context.get("partition_key")
     dag_run.partition_date = context.get("partition_date")
     return context
+
+
+_extensions: list[Callable[[Context], Mapping[str, Any]]] = []
+
+
+def add_context_extension(extension: Callable[[Context], Mapping[str, Any]]) -> None:
+    """Have ``extension(context)`` add entries to every context ``build_context`` makes (keys
+    the context has already are kept): the Airflow layer adds Airflow 2's keys this way."""
+    if extension not in _extensions:
+        _extensions.append(extension)
 
 
 def get_current_context() -> Context:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
@@ -48,13 +49,31 @@ def dags_check(path: Path, airflow: bool, output: str) -> None:
         print_rows(report.as_dict()["files"], output, [])
     elif output == "plain":
         print_rows([{"file": f.path, "loads": f.loads, "dags": ",".join(f.dags),
-                     "lacks": ",".join(f.missing), "features": ",".join(f.features)}
+                     "lacks": ",".join(f.missing), "features": ",".join(f.features),
+                     "airflow2": "; ".join(_construct(c) for c in f.airflow2)}
                     for f in report.files], output,
-                   ["file", "loads", "dags", "lacks", "features"])
+                   ["file", "loads", "dags", "lacks", "features", "airflow2"])
     else:
         _print_check(report, path)
     if report.loading < len(report.files):
         sys.exit(1)
+
+
+def _construct(c: dict[str, Any]) -> str:
+    return f"line {c['line']}: {c['construct']} → {c['becomes']}"
+
+
+def _print_airflow2(report: CheckReport, shown: Callable[[str], str]) -> None:
+    """The Airflow 2 constructs of each file and what each becomes (one table)."""
+    rows = [(f.path, c) for f in report.files for c in f.airflow2]
+    if not rows:
+        return
+    table = Table("file", "line", "Airflow 2", "becomes", title="Airflow 2 constructs")
+    for column in table.columns:
+        column.overflow = "fold"
+    for path, c in rows:
+        table.add_row(shown(path), str(c["line"]), escape(c["construct"]), escape(c["becomes"]))
+    console.print(table)
 
 
 def _print_check(report: CheckReport, root: Path) -> None:
@@ -70,6 +89,7 @@ def _print_check(report: CheckReport, root: Path) -> None:
         table.add_row(shown(f.path), loads, escape(dags), escape("\n".join(f.missing)),
                       escape(", ".join(f.features)))
     console.print(table)
+    _print_airflow2(report, shown)
     for f in report.files:
         if f.error and not f.missing:
             last = f.error.strip().splitlines()[-1] if f.error.strip() else f.error

@@ -32,6 +32,8 @@ class FileReport:
     """Airflow names (``module.Name``) and modules (``module (module)``) statewright lacks."""
     features: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    airflow2: list[dict[str, Any]] = field(default_factory=list)
+    """Each Airflow 2 construct: ``line``, ``construct`` as written, what it ``becomes``."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,6 +82,7 @@ def check_file(path: Path, *, airflow: bool) -> FileReport:
     report.error = result.error
     report.dags = {dag_id: len(dag.tasks) for dag_id, dag in sorted(result.dags.items())}
     report.features = sorted(scan.features)
+    report.airflow2 = [c.as_dict() for c in scan.airflow2]
     report.notes = list(_notes(scan, airflow))
     return report
 

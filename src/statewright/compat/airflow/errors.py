@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from statewright.compat.airflow.airflow2 import MOVED_MODULES
 from statewright.compat.airflow.names import DOCS_PAGE, provider_package
 
 
@@ -28,9 +29,12 @@ class AirflowModuleMissing(ModuleNotFoundError):
 
     def __init__(self, module: str) -> None:
         self.airflow_module = module
-        package = provider_package(module)
-        what = (f"the Airflow provider package {package} (module {module})" if package
-                else f"the Airflow module {module}")
+        moved = MOVED_MODULES.get(module)
+        package = provider_package(moved or module)
+        what = (f"the Airflow provider package {package} (module {moved or module})" if package
+                else f"the Airflow module {moved or module}")
+        if moved is not None:
+            what += f", where Airflow 2's {module} moved"
         super().__init__(
             f"statewright has no equivalent of {what}; this file cannot load through the "
             f"Airflow compatibility layer. {DOCS_PAGE} lists what is supported.",

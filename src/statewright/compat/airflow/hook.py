@@ -10,6 +10,7 @@ shadowed outside DAG loading.
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -20,7 +21,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-from statewright.compat.airflow.errors import AirflowModuleMissing
+from statewright.compat.airflow.errors import AirflowModuleMissing, AirflowNameMissing
 from statewright.compat.airflow.names import EXAMPLE_PLUGINS, known_module
 from statewright.compat.airflow.resolver import resolve, star_names
 
@@ -40,7 +41,13 @@ class AliasModule(ModuleType):
         if attribute.startswith("_") or self.__name__ == EXAMPLE_PLUGINS:
             # (the example plugins' names are modules: the import system looks for them next)
             raise AttributeError(f"module {self.__name__!r} has no attribute {attribute!r}")
-        value = resolve(self.__name__, attribute)
+        try:
+            value = resolve(self.__name__, attribute)
+        except AirflowNameMissing:
+            submodule = f"{self.__name__}.{attribute}"  # `from airflow import models`
+            if not known_module(submodule):
+                raise
+            value = importlib.import_module(submodule)
         setattr(self, attribute, value)  # resolved once
         return value
 

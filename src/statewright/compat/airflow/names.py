@@ -9,12 +9,16 @@ and name. Nothing here imports statewright's modules.
 
 from __future__ import annotations
 
+from statewright.compat.airflow.airflow2 import MOVED_MODULES
+
 DOCS_PAGE = "docs/coming-from-airflow.md"
 """The page that says, for each Airflow feature, what statewright offers instead."""
 
 EXAMPLE_PLUGINS = "airflow.example_dags.plugins"
 """Airflow's example plugins package: its modules are the files of the plugins folder."""
 
+_LEGACY = "statewright.compat.airflow.legacy"
+"""What the layer itself answers for Airflow 2 modules removed in Airflow 3."""
 _AUTHORING = (
     "statewright.sdk",
     "statewright.sdk.operators",
@@ -87,7 +91,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.providers.common.compat.sdk": (*_AUTHORING, "statewright.core.trigger_rules"),
     "airflow.exceptions": _EXCEPTIONS,
     "airflow.utils.trigger_rule": ("statewright.core.trigger_rules",),
-    "airflow.utils.state": ("statewright.core.states",),
+    "airflow.utils.state": ("statewright.core.states", f"{_LEGACY}.state"),
     "airflow.utils.task_group": ("statewright.sdk",),
     "airflow.utils.edgemodifier": ("statewright.sdk",),
     "airflow.utils.helpers": ("statewright.sdk",),
@@ -99,7 +103,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.task.priority_strategy": ("statewright.sdk.plugins",),
     "airflow.models.dagrun": ("statewright.sdk.plugins",),
     EXAMPLE_PLUGINS: ("statewright.sdk.plugins",),  # its modules: files of the plugins folder
-    "airflow.utils.dates": ("statewright.sdk",),
+    "airflow.utils.dates": (f"{_LEGACY}.dates", "statewright.sdk"),
+    "airflow.utils.decorators": (f"{_LEGACY}.dates",),  # apply_defaults
+    "airflow.settings": (f"{_LEGACY}.settings",),
+    "airflow.configuration": (f"{_LEGACY}.settings",),
+    "airflow.operators.subdag": (f"{_LEGACY}.subdag",),
+    "airflow.macros": ("statewright.sdk.macros",),
     "airflow.utils.timezone": ("statewright.sdk.timezone", "statewright.sdk"),
     "airflow.sdk.timezone": ("statewright.sdk.timezone",),
     "airflow.timetables.base": ("statewright.sdk.timetables", "statewright.sdk"),
@@ -178,6 +187,8 @@ def known_module(module: str) -> bool:
     """Whether statewright answers for the Airflow module ``module`` (or a package above one)."""
     if module in MODULES or own_provider_module(module) is not None:
         return True
+    if module in MOVED_MODULES:  # an Airflow 2 module: known where its new one is
+        return known_module(MOVED_MODULES[module])
     prefix = module + "."
     return any(key.startswith(prefix) for key in MODULES)
 

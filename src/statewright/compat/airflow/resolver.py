@@ -8,6 +8,7 @@ import pkgutil
 from types import ModuleType
 from typing import Any
 
+from statewright.compat.airflow.airflow2 import MOVED_MODULES, RENAMED_NAMES
 from statewright.compat.airflow.errors import AirflowNameMissing
 from statewright.compat.airflow.names import (
     MODULES,
@@ -25,7 +26,9 @@ def resolve(module: str, attribute: str) -> Any:
     found = lookup(module, attribute)
     if found is _MISSING:
         raise AirflowNameMissing(module, attribute)
-    return found
+    from statewright.compat.airflow.adapt import for_module
+
+    return for_module(module, found)
 
 
 def has(module: str, attribute: str) -> bool:
@@ -34,8 +37,16 @@ def has(module: str, attribute: str) -> bool:
 
 
 def lookup(module: str, attribute: str) -> Any:
-    """The object, or ``_MISSING``: the renames, then the module's search list, then every
-    public name under ``statewright.sdk``."""
+    """The object, or ``_MISSING``: the renames, then the module's search list (and that of
+    the module an Airflow 2 module moved to), then every public name under ``statewright.sdk``;
+    an Airflow 2 name missing so is looked up by its Airflow 3 name (``Dataset``: ``Asset``)."""
+    found = _lookup(module, attribute)
+    if found is _MISSING and attribute in RENAMED_NAMES:
+        found = _lookup(module, RENAMED_NAMES[attribute])
+    return found
+
+
+def _lookup(module: str, attribute: str) -> Any:
     renamed = RENAMES.get(f"{module}.{attribute}")
     if renamed is not None:
         where, _, name = renamed.partition(":")
@@ -44,6 +55,9 @@ def lookup(module: str, attribute: str) -> Any:
         found = getattr(_import(where), attribute, _MISSING)
         if found is not _MISSING and not isinstance(found, ModuleType):
             return found
+    moved = MOVED_MODULES.get(module)
+    if moved is not None:
+        return _lookup(moved, attribute)
     return _public_names().get(attribute, _MISSING)
 
 
@@ -51,7 +65,8 @@ def star_names(module: str) -> list[str]:
     """What ``from <module> import *`` gives: the public names of the statewright modules listed
     for it (their ``__all__``), with the renames into it."""
     names: dict[str, None] = {}
-    for where in _search_list(module):
+    moved = MOVED_MODULES.get(module)
+    for where in (*_search_list(module), *(_search_list(moved) if moved else ())):
         loaded = _import(where)
         for name in getattr(loaded, "__all__", ()):
             if not isinstance(getattr(loaded, name, None), ModuleType):

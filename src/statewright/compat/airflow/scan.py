@@ -13,6 +13,7 @@ from statewright.compat.airflow.names import (
     known_module,
 )
 from statewright.compat.airflow.resolver import has
+from statewright.compat.airflow.scan2 import Construct, airflow2_constructs
 
 _NOT_TASKS = frozenset({"functools", "os", "re", "sys"})
 """Modules whose attributes share a name with a task feature (``functools.partial``)."""
@@ -26,6 +27,8 @@ class SourceScan:
     """(module, name) for ``from module import name``; (module, None) for ``import module``."""
     imports_statewright: bool = False
     features: set[str] = field(default_factory=set)
+    airflow2: list[Construct] = field(default_factory=list)
+    """The Airflow 2 constructs, each with what it becomes (``scan2``)."""
 
     @property
     def uses_airflow(self) -> bool:
@@ -39,7 +42,8 @@ class SourceScan:
                 continue
             if not known_module(module):
                 entry = f"{module} (module)"
-            elif name is not None and name != "*" and not has(module, name):
+            elif name is not None and name != "*" and not has(module, name) \
+                    and not known_module(f"{module}.{name}"):  # `from airflow import models`
                 entry = f"{module}.{name}"
             else:
                 continue
@@ -78,6 +82,8 @@ def scan_source(source: str, filename: str = "<dag file>") -> SourceScan:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if "{{" in node.value and "}}" in node.value:
                 scan.features.add("Jinja templating")
+    if scan.uses_airflow:
+        scan.airflow2 = airflow2_constructs(tree)
     return scan
 
 
