@@ -1,1 +1,1 @@
-"""Airflow's http provider: ``HttpHook``."""
+"""Airflow's http provider: ``HttpHook``, ``HttpOperator``, ``HttpSensor``."""

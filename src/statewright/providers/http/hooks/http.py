@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from statewright.sdk.http_hook import HttpHook
+from statewright.sdk.http_hook import HttpHook, HttpResponseError
 
-__all__ = ["HttpHook"]
+__all__ = ["HttpHook", "HttpResponseError"]

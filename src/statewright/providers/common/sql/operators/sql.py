@@ -7,75 +7,48 @@
   ``tolerance``, a fraction: 0.1 is ±10%).
 - ``SQLThresholdCheckOperator``: fail unless the first value of ``sql`` lies between
   ``min_threshold`` and ``max_threshold`` (numbers, or SQL returning one value).
+- ``SQLIntervalCheckOperator``, ``SQLColumnCheckOperator``, ``SQLTableCheckOperator``: data
+  quality checks (in ``_quality``).
+- ``BranchSQLOperator``: follow ``follow_task_ids_if_true`` or ``..._if_false`` by the truth of
+  the first cell of ``sql``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
-from statewright.providers.common.sql.hooks.sql import DbApiHook, fetch_all_handler
-from statewright.sdk.baseoperator import BaseOperator
+from statewright.providers.common.sql.hooks.handlers import fetch_all_handler
+from statewright.providers.common.sql.hooks.sql import DbApiHook
+from statewright.providers.common.sql.operators._base import (
+    BaseSQLOperator,
+    SQLCheckFailed,
+    parse_boolean,
+    plain,
+    to_float,
+)
+from statewright.providers.common.sql.operators._quality import (
+    SQLColumnCheckOperator,
+    SQLIntervalCheckOperator,
+    SQLTableCheckOperator,
+)
+from statewright.sdk.branch import BaseBranchOperator
 
 __all__ = [
     "BaseSQLOperator",
+    "BranchSQLOperator",
     "SQLCheckFailed",
     "SQLCheckOperator",
+    "SQLColumnCheckOperator",
     "SQLExecuteQueryOperator",
+    "SQLIntervalCheckOperator",
+    "SQLTableCheckOperator",
     "SQLThresholdCheckOperator",
     "SQLValueCheckOperator",
 ]
 
 log = logging.getLogger("statewright.task")
-
-
-class SQLCheckFailed(RuntimeError):
-    """A data check failed: the try fails (retries apply, as in Airflow)."""
-
-
-class BaseSQLOperator(BaseOperator):
-    """Holds ``conn_id``, ``database`` and ``hook_params``; ``get_db_hook()`` makes the hook."""
-
-    template_fields: ClassVar[Sequence[str]] = ("conn_id", "database", "hook_params")
-    template_ext: ClassVar[Sequence[str]] = (".sql",)
-
-    def __init__(self, *, conn_id: str | None = None, database: str | None = None,
-                 hook_params: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if not conn_id:
-            raise ValueError(f"{type(self).__name__} {self.task_id!r}: conn_id is required")
-        self.conn_id = conn_id
-        self.database = database
-        self.hook_params = dict(hook_params or {})
-
-    def get_db_hook(self) -> DbApiHook:
-        params = dict(self.hook_params)
-        if self.database:
-            params["schema"] = self.database
-        return DbApiHook(conn_id=self.conn_id, **params)
-
-    def _sql_text(self, sql: Any) -> Any:
-        """``sql`` itself, or the content of the ``.sql`` file it names (next to the DAG file,
-        or under the DAG's ``template_searchpath``)."""
-        if not (isinstance(sql, str) and sql.strip().endswith(".sql") and "\n" not in sql):
-            return sql
-        path = Path(sql.strip())
-        for folder in self._search_folders():
-            candidate = path if path.is_absolute() else folder / path
-            if candidate.is_file():
-                return candidate.read_text(encoding="utf-8")
-        raise FileNotFoundError(f"{type(self).__name__} {self.task_id!r}: SQL file {sql!r} "
-                                "not found next to the DAG file or in template_searchpath")
-
-    def _search_folders(self) -> list[Path]:
-        dag = getattr(self, "dag", None)
-        folders = [Path(p) for p in _as_list(getattr(dag, "template_searchpath", None))]
-        fileloc = getattr(dag, "fileloc", None)
-        if fileloc:
-            folders.append(Path(fileloc).parent)
-        return folders or [Path.cwd()]
 
 
 class SQLExecuteQueryOperator(BaseSQLOperator):
@@ -105,7 +78,7 @@ class SQLExecuteQueryOperator(BaseSQLOperator):
                           return_last=self.return_last)
         if not self.do_xcom_push:
             return None
-        result = _plain(output)
+        result = plain(output)
         if self.show_return_value_in_logs:
             log.info("Return value: %s", result)
         return result
@@ -140,7 +113,7 @@ class SQLValueCheckOperator(BaseSQLOperator):
         super().__init__(**kwargs)
         self.sql = sql
         self.pass_value = str(pass_value)
-        tol = _to_float(tolerance) if tolerance is not None else None
+        tol = to_float(tolerance) if tolerance is not None else None
         self.tol = tol if isinstance(tol, float) else None
         self.has_tolerance = self.tol is not None
 
@@ -150,9 +123,9 @@ class SQLValueCheckOperator(BaseSQLOperator):
         records = self.get_db_hook().get_first(sql)
         if not records:
             raise SQLCheckFailed(f"The following query returned zero rows: {sql}")
-        expected = _to_float(self.pass_value)
+        expected = to_float(self.pass_value)
         if isinstance(expected, float):
-            tests = self._numeric_matches([_to_float(r) for r in records], expected)
+            tests = self._numeric_matches([to_float(r) for r in records], expected)
         else:
             tests = [str(r) == self.pass_value for r in records]
         if not all(tests):
@@ -197,10 +170,10 @@ class SQLThresholdCheckOperator(BaseSQLOperator):
                 f'Threshold Check: "{self.task_id}" failed.\nResult: {result}\n'
                 f"Min threshold: {lower}\nMax threshold: {upper}\nSQL: {sql}")
         log.info("Test %s successful: %s", self.task_id, meta)
-        return {k: _plain(v) for k, v in meta.items()}
+        return {k: plain(v) for k, v in meta.items()}
 
     def _threshold(self, hook: DbApiHook, value: Any) -> Any:
-        number = _to_float(value)
+        number = to_float(value)
         if isinstance(number, float):
             return number
         row = hook.get_first(self._sql_text(str(value)))
@@ -209,30 +182,42 @@ class SQLThresholdCheckOperator(BaseSQLOperator):
         return row[0]
 
 
-def _to_float(value: Any) -> Any:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return value
+class BranchSQLOperator(BaseSQLOperator, BaseBranchOperator):
+    """Follow ``follow_task_ids_if_true`` when the first cell of ``sql`` is true (a boolean, a
+    non-zero integer, or text such as ``true``/``yes``/``1``), else
+    ``follow_task_ids_if_false``; the other direct downstream tasks are skipped."""
 
+    template_fields: ClassVar[Sequence[str]] = ("sql", "parameters", "conn_id")
+    template_ext: ClassVar[Sequence[str]] = (".sql",)
 
-def _as_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
+    def __init__(self, *, sql: str, follow_task_ids_if_true: str | Iterable[str],
+                 follow_task_ids_if_false: str | Iterable[str],
+                 parameters: Sequence[Any] | dict[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sql = sql
+        self.parameters = parameters
+        self.follow_task_ids_if_true = follow_task_ids_if_true
+        self.follow_task_ids_if_false = follow_task_ids_if_false
 
-
-def _plain(value: Any) -> Any:
-    """Rows as lists of JSON-friendly values (decimals as floats, dates as ISO text)."""
-    import datetime as dt
-    import decimal
-
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, decimal.Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, (dt.date, dt.datetime, dt.time)):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return value
+    def choose_branch(self, context: Any) -> str | Iterable[str] | None:
+        sql = self._sql_text(self.sql)
+        log.info("Executing: %s (with parameters %s) with connection: %s", sql,
+                 self.parameters, self.conn_id)
+        record = self.get_db_hook().get_first(sql, self.parameters)
+        if not record:
+            raise SQLCheckFailed("No rows returned from sql query. Operator expected True or "
+                                 "False return value.")
+        result = record[0]
+        log.info("Query returns %s, type '%s'", result, type(result))
+        if isinstance(result, bool | int):
+            truth: bool | None = bool(result)
+        elif isinstance(result, str):
+            truth = parse_boolean(result)
+            if truth is None:
+                raise SQLCheckFailed(f"Unexpected query return result '{result}' type "
+                                     f"'{type(result)}': not a truth value")
+        else:
+            raise SQLCheckFailed(f"Unexpected query return result '{result}' type "
+                                 f"'{type(result)}'")
+        return self.follow_task_ids_if_true if truth else self.follow_task_ids_if_false

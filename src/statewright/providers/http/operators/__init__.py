@@ -1,0 +1,1 @@
+"""``HttpOperator`` and Airflow 2's ``SimpleHttpOperator``."""

@@ -1,0 +1,1 @@
+"""MySQL and MariaDB (Airflow's mysql provider): ``MySqlHook``, ``MySqlOperator``."""

@@ -1,0 +1,1 @@
+"""``MySqlOperator`` (Airflow 2)."""

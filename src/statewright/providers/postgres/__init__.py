@@ -1,0 +1,1 @@
+"""PostgreSQL (Airflow's postgres provider): ``PostgresHook``, ``PostgresOperator``."""

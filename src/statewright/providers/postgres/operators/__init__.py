@@ -1,0 +1,1 @@
+"""``PostgresOperator`` (Airflow 2)."""

@@ -1,0 +1,1 @@
+"""SQLite (Airflow's sqlite provider): ``SqliteHook``, ``SqliteOperator``."""

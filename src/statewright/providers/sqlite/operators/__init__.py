@@ -1,0 +1,1 @@
+"""``SqliteOperator`` (Airflow 2)."""
