@@ -18,7 +18,6 @@ from fastapi import FastAPI
 from sqlalchemy import Engine, select
 
 from statewright.api import create_app
-from statewright.api.auth.hardening import forwarded_client, parse_proxies
 from statewright.api.server import make_server
 from statewright.config import Settings
 from statewright.db.engine import make_engine, read_snapshot
@@ -200,6 +199,8 @@ def test_a_configured_proxy_s_forwarded_address_is_the_client(
 
 
 def test_forwarded_client_takes_the_last_address_no_trusted_proxy_added() -> None:
+    from statewright.api.auth.hardening import forwarded_client, parse_proxies
+
     proxies = parse_proxies(("10.0.0.0/8", "fd00::1"))
     assert forwarded_client("10.0.0.1", ["1.1.1.1, 2.2.2.2"], proxies) == "2.2.2.2"
     assert forwarded_client("10.0.0.1", ["1.1.1.1", "2.2.2.2, 10.3.3.3"], proxies) == "2.2.2.2"

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from statewright.config import load_settings
-from statewright.file_modes import secure_files
 
 
 def _mode(path: Path) -> int:
@@ -46,6 +45,8 @@ def _loose_home(tmp_path: Path) -> Path:
 
 def test_looser_files_are_tightened_at_start_with_a_warning(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from statewright.file_modes import secure_files
+
     home = _loose_home(tmp_path)
     settings = load_settings(_env(home))
     warnings = secure_files(settings)
@@ -59,6 +60,8 @@ def test_looser_files_are_tightened_at_start_with_a_warning(
 
 
 def test_the_group_setting_keeps_files_group_readable(tmp_path: Path) -> None:
+    from statewright.file_modes import secure_files
+
     home = _loose_home(tmp_path)
     secure_files(load_settings(_env(home, STATEWRIGHT_FILES_GROUP_READABLE="true")))
     assert _mode(home) == 0o750 and _mode(home / "statewright.db") == 0o640

@@ -13,9 +13,8 @@ import jinja2
 import pytest
 
 from statewright.sdk import DAG, BaseOperator
-from statewright.sdk.macros import template_macros
 from statewright.sdk.runtime import build_context
-from statewright.sdk.templating import TemplateRenderError, rendering, shell_quote
+from statewright.sdk.templating import TemplateRenderError, rendering
 
 LOGICAL_DATE = datetime(2024, 3, 5, 6, 0, tzinfo=UTC)
 
@@ -72,6 +71,8 @@ def _reachable(root: object, depth: int) -> list[tuple[str, object]]:
 
 
 def test_no_attribute_path_from_macros_leads_to_a_module() -> None:
+    from statewright.sdk.macros import template_macros
+
     modules = [name for name, value in _reachable(template_macros(), 3)
                if isinstance(value, types.ModuleType)]
     assert modules == []
@@ -92,6 +93,8 @@ def test_airflow_s_documented_macros_still_work_in_templates() -> None:
 
 
 def test_macros_cannot_be_changed_from_a_template_or_code() -> None:
+    from statewright.sdk.macros import template_macros
+
     ns = template_macros()
     with pytest.raises(AttributeError, match="cannot be changed"):
         ns.ds_add = print
@@ -103,4 +106,6 @@ def test_shell_quote_keeps_an_operator_supplied_value_one_word() -> None:
     command = _render("echo {{ dag_run.conf['name'] | shell_quote }}", conf={"name": evil})
     out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=True)
     assert out.stdout == evil + "\n"
+    from statewright.sdk.templating import shell_quote
+
     assert shell_quote(None) == "''" and shell_quote(3) == "3"
