@@ -160,6 +160,9 @@ class Settings:
     """Depth, size and items of what callers send (conf, params, XCom values, HITL responses,
     JSON bodies): ``STATEWRIGHT_MAX_INPUT_DEPTH`` (64), ``_BYTES`` (1 MiB), ``_ITEMS``
     (10,000). Beyond them: a 422 naming the limit, or a try that fails with it."""
+    test_connection: bool = False
+    """``POST /connections/test`` answers (Airflow's ``[core] test_connection``, off by
+    default: a test reaches out from the server to the host it is given)."""
     extra: dict[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **kwargs: object) -> Settings:
@@ -215,6 +218,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         max_map_length=_positive(env, "STATEWRIGHT_MAX_MAP_LENGTH", _int, 1024),
         max_tis_per_run=max_tis_per_run(env),
         input_limits=input_limits(env),
+        test_connection=_test_connection(env),
         **_auth_settings(env),
     )
 
@@ -233,6 +237,17 @@ def input_limits(env: Mapping[str, str] | None = None) -> InputLimits:
         max_depth=_positive(env, "STATEWRIGHT_MAX_INPUT_DEPTH", _int, 64),
         max_bytes=_positive(env, "STATEWRIGHT_MAX_INPUT_BYTES", _int, 1_048_576),
         max_items=_positive(env, "STATEWRIGHT_MAX_INPUT_ITEMS", _int, 10_000))
+
+
+def _test_connection(env: Mapping[str, str]) -> bool:
+    """``STATEWRIGHT_TEST_CONNECTION`` (Airflow's ``AIRFLOW__CORE__TEST_CONNECTION``):
+    ``Enabled``/true turns the connection test on; ``Disabled`` (default) or ``Hidden`` off."""
+    raw = (env.get("STATEWRIGHT_TEST_CONNECTION") or "").strip().lower()
+    if raw in ("enabled",):
+        return True
+    if raw in ("disabled", "hidden"):
+        return False
+    return _bool(env, "STATEWRIGHT_TEST_CONNECTION", False)
 
 
 def _auth_settings(env: Mapping[str, str]) -> dict[str, object]:

@@ -3,7 +3,9 @@ password ever returned, sensitive values masked, bad input named."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -85,6 +87,9 @@ def test_admin_pages_show_no_password_and_escape_values(client: TestClient) -> N
 def test_connection_test_route(client: TestClient, tmp_path_factory: pytest.TempPathFactory,
                                ) -> None:
     path = tmp_path_factory.mktemp("target") / "t.db"
+    sqlite3.connect(path).close()  # the test opens an existing database, never creates one
+    app: Any = client.app
+    app.state.settings = app.state.settings.with_overrides(test_connection=True)
     good = client.post("/api/v1/connections/test", json={
         "connection_id": "lite", "conn_type": "sqlite", "host": str(path)})
     assert good.json() == {"status": True, "message": "Connection successfully tested"}

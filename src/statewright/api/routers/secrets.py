@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from statewright.api.deps import Limit, Offset, engine_of, settings_of
-from statewright.api.errors import BadRequest, Conflict, NotFound
+from statewright.api.errors import ApiError, BadRequest, Conflict, NotFound
 from statewright.sdk.connection import Connection, InvalidConnection
 from statewright.services.secrets.admin import (
     SecretsAdmin,
@@ -171,13 +171,38 @@ def delete_connection(request: Request, connection_id: str) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/connections/test", response_model=ConnectionTestOut)
+class _Disabled(ApiError):
+    status_code = 403
+
+
+_TEST_DISABLED = ("Testing connections is disabled: a test reaches, from the server, whatever "
+                  "host it is given. An admin turns it on with STATEWRIGHT_TEST_CONNECTION="
+                  "Enabled (Airflow's [core] test_connection).")
+_TARGET = ("conn_type", "host", "port", "schema")
+
+
+@router.post("/connections/test", response_model=ConnectionTestOut,
+             responses={403: {"description": "Testing connections is disabled (the default)"},
+                        400: {"description": "No password given for another target than the "
+                                             "stored connection's"}})
 def post_connection_test(request: Request, body: ConnectionIn) -> ConnectionTestOut:
-    """Test a connection given in full (not stored); an empty password takes the stored one."""
+    """Test a connection given in full (not stored). Off unless ``STATEWRIGHT_TEST_CONNECTION``
+    is ``Enabled``. An empty password takes the stored one only when the test goes where the
+    stored connection goes (same type, host, port and schema); a test elsewhere must carry its
+    own. A SQLite database is opened read-only and never created."""
+    if not settings_of(request).test_connection:
+        raise _Disabled(_TEST_DISABLED)
     conn = _connection(body)
     if conn.password is None:
         stored = _admin(request).get_connection(body.connection_id)
-        conn.password = stored.password if stored is not None else None
+        if stored is not None and stored.password:
+            moved = [f for f in _TARGET if getattr(stored, f) != getattr(conn, f)]
+            if moved:
+                raise ApiError(
+                    f"Connection {body.connection_id!r}: the test goes to another {moved[0]} "
+                    "than the stored connection's, so it must carry its own password (the "
+                    "stored one is sent only where it is stored for). Nothing was sent.")
+            conn.password = stored.password
     ok, message = test_connection(conn)
     return ConnectionTestOut(status=ok, message=message)
 

@@ -3,9 +3,13 @@ export, test, and the Fernet key rotation. Each write is one transaction."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.request import pathname2url
 
 from cryptography.fernet import MultiFernet
 from sqlalchemy import Engine
@@ -150,7 +154,10 @@ class SecretsAdmin:
 
 
 def test_connection(conn: Connection) -> tuple[bool, str]:
-    """Whether the connection works: SQL types run ``SELECT 1``; http(s) sends a GET."""
+    """Whether the connection works: SQL types run ``SELECT 1``; http(s) sends a GET. A SQLite
+    database is opened read-only, and a path with none is not created."""
+    if conn.conn_type == "sqlite":
+        return _test_sqlite(conn.host or conn.schema or "")
     import statewright.providers.common.sql.hooks.sql  # noqa: F401  (the SQL types' hook)
     from statewright.sdk.http_hook import HttpHook
 
@@ -161,6 +168,19 @@ def test_connection(conn: Connection) -> tuple[bool, str]:
         return False, f"no test is known for connections of type {conn.conn_type!r}"
     ok, message = hook.test_connection()
     return bool(ok), masking.redact(str(message), secrets=[conn.password or ""])
+
+
+def _test_sqlite(path: str) -> tuple[bool, str]:
+    if not path or path == ":memory:":
+        return False, "a SQLite connection's host is the database file's path; none is given"
+    uri = "file:" + pathname2url(str(Path(path).expanduser())) + "?mode=ro"
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=5.0)) as db:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # reads the file
+    except sqlite3.Error as exc:
+        return False, (f"{type(exc).__name__}: {exc} (the test opens an existing database "
+                       "read-only and never creates one)")
+    return True, "Connection successfully tested"
 
 
 def public_connection(conn: Connection) -> dict[str, Any]:
