@@ -323,9 +323,25 @@ def xcom_entries(conn: Connection, dag_id: str, run_id: str, task_id: str,
     """``cipher`` reads what the tries registered for masking (None: every value hidden)."""
     _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
     shown = redactor_for_task_instance(conn, row.id, cipher)  # secrets are shown as ***
-    entries = [s.XComEntry(key=r.key, value=shown(r.value), timestamp=r.created_at)
+    entries = [_xcom_entry(r, shown, dag_id, run_id, task_id, row.map_index)
                for r in xcom_repo.entries(conn, row.dag_run_id, task_id, row.map_index)]
     return s.XComCollection(xcom_entries=entries, total_entries=len(entries))
+
+
+def _xcom_entry(r: Any, shown: Any, dag_id: str, run_id: str, task_id: str,
+                map_index: int) -> s.XComEntry:
+    """The stored value (secrets masked), its type and its readable rendering."""
+    from statewright.sdk import serde
+    from statewright.sdk.xcom_backend import XComResult, resolve_xcom_backend
+
+    raw = shown(r.value)
+    result = XComResult(r.key, raw, dag_id, run_id, task_id, map_index)
+    try:
+        readable = resolve_xcom_backend().orm_deserialize_value(result)
+    except Exception:  # a backend that fails here: the serializer's own rendering
+        readable = serde.render(raw)
+    return s.XComEntry(key=r.key, value=shown(readable), type=serde.type_name(raw), raw=raw,
+                       timestamp=r.created_at)
 
 
 def _log_name(path: str, logs_folder: Path | None) -> str:

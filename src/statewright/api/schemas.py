@@ -479,7 +479,14 @@ class ControlResult(BaseModel):
 
 class XComEntry(BaseModel):
     key: str
-    value: Any = Field(description="The stored JSON value.")
+    value: Any = Field(description=(
+        "The value, readable as JSON: a Decimal as its number, a datetime as its ISO form, an "
+        "object as its fields, a DataFrame as a small table (columns, rows, total_rows); what "
+        "the XCom backend's orm_deserialize_value gives."))
+    type: str | None = Field(default=None, description=(
+        "The qualified class name of the value (decimal.Decimal, pandas.core.frame.DataFrame, "
+        "...); null for plain JSON data."))
+    raw: Any = Field(default=None, description="The value as stored (tagged JSON).")
     timestamp: datetime
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -66,6 +67,8 @@ class RuntimeTaskInstance:
     poke_count: int = 0
     # Responses to ``pause_for_input`` in this try so far: key -> the response event.
     hitl_responses: dict[str, Any] = field(default_factory=dict, repr=False)
+    _decoded: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+    """Upstream values already read back through the XCom backend: (task id, key) -> value."""
 
     @property
     def task_id(self) -> str:
@@ -106,26 +109,41 @@ class RuntimeTaskInstance:
 
     def _pull_one(self, task_id: str, key: str, default: Any) -> Any:
         if key != XCOM_RETURN_KEY:
-            pushed = self.pushed if task_id == self.task_id else self.upstream_pushed.get(
-                task_id, {})
+            own = task_id == self.task_id
+            pushed = self.pushed if own else self.upstream_pushed.get(task_id, {})
             if key in pushed:
-                return pushed[key]
+                return self._read(task_id, key, pushed[key], cache=not own)
         if task_id not in self.xcoms:
             return default
-        value = self.xcoms[task_id]
+        value = self._read(task_id, XCOM_RETURN_KEY, self.xcoms[task_id])
         if key == XCOM_RETURN_KEY:
             return value
         if isinstance(value, dict) and key in value:
             return value[key]
         return default
 
+    def _read(self, task_id: str, key: str, stored: Any, cache: bool = True) -> Any:
+        """A stored value read back through the XCom backend (once per task and key)."""
+        if cache and (task_id, key) in self._decoded:
+            return self._decoded[(task_id, key)]
+        try:
+            value = read_xcom(stored, key=key, dag_id=self.dag_id, run_id=self.run_id,
+                              task_id=task_id)
+        except Exception as exc:
+            raise TypeError(f"task {self.task_id!r} cannot read the XCom {key!r} of task "
+                            f"{task_id!r}: {type(exc).__name__}: {exc}") from exc
+        if cache:
+            self._decoded[(task_id, key)] = value
+        return value
+
     def xcom_push(self, key: str, value: Any) -> None:
         """Store ``value`` under ``key`` for this task instance (Airflow's ``ti.xcom_push``).
 
         It is written with the try's outcome, whether the try succeeds or not; a new try of the
         task starts without the previous try's values. Downstream tasks read it with
-        ``ti.xcom_pull(task_ids=..., key=...)``. The value must be JSON (str, int, float, bool,
-        None, lists and dicts of those).
+        ``ti.xcom_pull(task_ids=..., key=...)``. The value is stored by the XCom backend
+        (``STATEWRIGHT_XCOM_BACKEND``; by default plain data and the types of
+        :mod:`statewright.sdk.serde`).
         """
         if not isinstance(key, str) or not key:
             raise ValueError(f"task {self.task_id!r}: xcom_push needs a non-empty str key, "
@@ -134,12 +152,13 @@ class RuntimeTaskInstance:
             raise ValueError(f"task {self.task_id!r}: the key {XCOM_RETURN_KEY!r} holds what "
                              "the task returns; return the value instead of pushing it")
         try:
-            stored = json.loads(json.dumps(value, allow_nan=False))
-        except (TypeError, ValueError, RecursionError):
+            stored = store_xcom(self, key, value)
+        except Exception as exc:
+            name = getattr(exc, "type_name", None) or type(value).__name__
             raise TypeError(
-                f"task {self.task_id!r}: xcom_push({key!r}, ...) got a value of type "
-                f"{type(value).__name__} that cannot be stored as JSON; push plain data (str, "
-                "int, float, bool, None, list, dict)") from None
+                f"task {self.task_id!r}: xcom_push({key!r}, ...) got a value of type {name} "
+                f"that cannot be stored as JSON ({' '.join(str(exc).split())}); push plain "
+                "data or a supported type") from None
         self.pushed[key] = stored
 
     def skip_downstream(self, task_ids: Iterable[str]) -> None:
@@ -147,6 +166,51 @@ class RuntimeTaskInstance:
         for task_id in task_ids:
             if task_id not in self.skipped_task_ids:
                 self.skipped_task_ids.append(task_id)
+
+
+class PerInstance(list[Any]):
+    """A mapped upstream's values pushed under one key: one stored value per instance, in
+    map-index order (each read back on its own)."""
+
+
+def store_xcom(ti: RuntimeTaskInstance, key: str, value: Any) -> Any:
+    """``value`` as the XCom backend stores it for ``ti`` under ``key``: JSON data (a custom
+    backend that returns anything else is refused here, in the task)."""
+    from statewright.sdk.xcom_backend import resolve_xcom_backend
+
+    stored = resolve_xcom_backend().serialize_value(
+        value, key=key, task_id=ti.task_id, dag_id=ti.dag_id, run_id=ti.run_id,
+        map_index=ti.map_index)
+    _check_json(stored)
+    return stored
+
+
+def _check_json(data: Any) -> None:
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ValueError("the stored form holds NaN or Infinity, which JSON cannot")
+    json.dumps(data, allow_nan=False)
+
+
+def read_xcom(stored: Any, *, key: str, dag_id: str, run_id: str, task_id: str) -> Any:
+    """A stored value read back through the XCom backend; a mapped upstream's sequence and
+    per-instance lists value by value."""
+    from statewright.sdk.expandinput import LazyXComSequence
+    from statewright.sdk.xcom_backend import XComResult, resolve_xcom_backend
+
+    backend = resolve_xcom_backend()
+
+    def one(value: Any, map_index: int = -1) -> Any:
+        if value is None:
+            return None
+        return backend.deserialize_value(XComResult(key, value, dag_id, run_id, task_id,
+                                                    map_index))
+
+    if isinstance(stored, LazyXComSequence):
+        by_index = getattr(stored, "by_map_index", dict(enumerate(stored)))
+        return LazyXComSequence.from_pairs([(m, one(v, m)) for m, v in by_index.items()])
+    if isinstance(stored, PerInstance):
+        return [one(v) for v in stored]
+    return one(stored)
 
 
 def _pick_indexes(value: Any, map_indexes: int | Iterable[int], default: Any) -> Any:
@@ -199,7 +263,7 @@ def build_context(
         max_tries=max_tries,
         map_index=map_index,
         xcoms=dict(xcoms),
-        upstream_pushed={k: dict(v) for k, v in (pushed_xcoms or {}).items()},
+        upstream_pushed=_pushed_by_task(xcoms, pushed_xcoms),
     )
     dag_run = DagRunInfo(
         dag_id=dag.dag_id,
@@ -245,6 +309,20 @@ def build_context(
     dag_run.partition_key = context.get("partition_key")
     dag_run.partition_date = context.get("partition_date")
     return context
+
+
+def _pushed_by_task(xcoms: Mapping[str, Any], pushed: Mapping[str, Mapping[str, Any]] | None
+                    ) -> dict[str, dict[str, Any]]:
+    """Upstream values pushed under keys of their own; a mapped upstream's (its return values
+    are a ``LazyXComSequence``) as one ``PerInstance`` list per key."""
+    from statewright.sdk.expandinput import LazyXComSequence
+
+    out: dict[str, dict[str, Any]] = {}
+    for task_id, values in (pushed or {}).items():
+        mapped = isinstance(xcoms.get(task_id), LazyXComSequence)
+        out[task_id] = {k: PerInstance(v) if mapped and isinstance(v, list) else v
+                        for k, v in values.items()}
+    return out
 
 
 _extensions: list[Callable[[Context], Mapping[str, Any]]] = []

@@ -8,9 +8,7 @@ POSIX signals), calls ``task.execute(context)`` and maps how that ended to a ``T
 from __future__ import annotations
 
 import inspect
-import json
 import logging
-import math
 import signal
 import threading
 import traceback
@@ -257,49 +255,30 @@ def _success(task: BaseOperator, ti: Any, value: Any) -> TaskOutcome:
                     f"with string keys; it returned a {raise_type}"
                 ),
             )
-    stored, problem = _to_json(value)
+    stored, problem = _store(ti, value)
     if problem is not None:
         return TaskOutcome(
             kind=OutcomeKind.FAILED,
             error=f"task {task.task_id!r} returned {problem} that cannot be stored as JSON; "
-            "return plain data (str, int, float, bool, None, list, dict) instead",
+            "return plain data (str, int, float, bool, None, list, dict) or a supported type "
+            "(see XCom values in docs/concepts.md) instead",
         )
     return TaskOutcome(
         kind=OutcomeKind.SUCCESS, return_value=stored, skip_task_ids=list(ti.skipped_task_ids)
     )
 
 
-def _to_json(value: Any) -> tuple[Any, str | None]:
-    """The value as it will read back from storage, or a description of why it cannot be."""
+def _store(ti: Any, value: Any) -> tuple[Any, str | None]:
+    """The value as the XCom backend stores it, or a description of why it cannot be."""
+    from statewright.sdk.context import XCOM_RETURN_KEY, store_xcom
+
+    if value is None:
+        return None, None
     try:
-        return json.loads(json.dumps(value, allow_nan=False)), None
-    except ValueError:
-        return None, "a value containing NaN or Infinity"
-    except (TypeError, RecursionError):
-        return None, f"a value of type {_offending_type(value)}"
-
-
-def _offending_type(value: Any) -> str:
-    """The type name of the value itself, or of the first unstorable item inside it."""
-    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
-        for item in value:
-            if not _storable(item):
-                return _offending_type(item)
-    if type(value) is dict:
-        for key, item in value.items():
-            if not isinstance(key, (str, int, float, bool)) and key is not None:
-                return type(key).__name__
-            if not _storable(item):
-                return _offending_type(item)
-    return type(value).__name__
-
-
-def _storable(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError, RecursionError):
-        return False
-    return not (isinstance(value, float) and not math.isfinite(value))
+        return store_xcom(ti, XCOM_RETURN_KEY, value), None
+    except Exception as exc:
+        name = getattr(exc, "type_name", None) or type(value).__name__
+        return None, f"a value of type {name} ({_one_line(str(exc))})"
 
 
 def _failure(kind: str, exc: BaseException) -> TaskOutcome:

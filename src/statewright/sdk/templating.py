@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
@@ -337,6 +338,8 @@ def redact_rendered(value: Any) -> Any:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # JSON (and a PostgreSQL json column) has no NaN or Infinity
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, str):

@@ -4,6 +4,7 @@ decisions and the one state door, on a temporary SQLite database unless given an
 from __future__ import annotations
 
 import contextlib
+import logging
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -36,6 +37,8 @@ from statewright.services.worker.dag_callbacks import run_pending_in_process
 from statewright.services.worker.deferral import dag_test_cipher
 from statewright.services.worker.outcome import TryResult
 from statewright.services.worker.workload import Workload
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -181,6 +184,22 @@ def _awaiting_input_hint(engine: Engine, run_pk: int) -> str:
             "actions page (pass database_url= to dag.test() to keep the database)")
 
 
+def _read_back(run: Any, ti: Any, stored: Any) -> Any:
+    """A task's return value as the task returned it (read through the XCom backend); the
+    stored form when it cannot be read back here."""
+    if stored is None:
+        return None
+    from statewright.sdk.context import XCOM_RETURN_KEY, read_xcom
+
+    try:
+        return read_xcom(stored, key=XCOM_RETURN_KEY, dag_id=run.dag_id, run_id=run.run_id,
+                         task_id=ti.task_id)
+    except Exception as exc:
+        log.warning("the return value of %s cannot be read back (%s); the result holds its "
+                    "stored form", ti.task_id, exc)
+        return stored
+
+
 def _result(engine: Engine, run_pk: int, url: str) -> DagTestResult:
     from statewright.db.repositories import xcoms as xcom_repo
 
@@ -195,7 +214,7 @@ def _result(engine: Engine, run_pk: int, url: str) -> DagTestResult:
         stored = values.get((run_pk, t.task_id), {})
         out.task_instances[ti_label(t.task_id, t.map_index)] = TaskInstanceResult(
             t.task_id, TaskInstanceState(t.state), t.state_name, t.try_number, t.state_message,
-            stored.get(t.map_index), map_index=t.map_index,
+            _read_back(run, t, stored.get(t.map_index)), map_index=t.map_index,
             rendered_map_index=t.rendered_map_index)
     out.history = [dict(h._mapping) for h in history]
     return out

@@ -100,21 +100,28 @@ def test_keyboard_interrupt_and_system_exit_propagate(run):
         run(_python_dag(leave), "t")
 
 
-def test_non_json_return_value(run):
-    outcome = run(_python_dag(lambda: datetime(2024, 1, 1)), "t")
+def test_unstorable_return_value(run):
+    outcome = run(_python_dag(lambda: object()), "t")
     assert outcome.kind == "failed"
-    assert outcome.error == (
-        "task 't' returned a value of type datetime that cannot be stored as JSON; return plain "
-        "data (str, int, float, bool, None, list, dict) instead"
-    )
-    outcome = run(_python_dag(lambda: {"ok": [1, {1, 2}]}), "t")
-    assert "of type set" in outcome.error
-    outcome = run(_python_dag(lambda: float("nan")), "t")
-    assert outcome.kind == "failed" and "NaN" in outcome.error
+    assert outcome.error.startswith(
+        "task 't' returned a value of type object (value: object of type object cannot be "
+        "serialized;")
+    assert outcome.error.endswith("that cannot be stored as JSON; return plain data (str, int, "
+                                  "float, bool, None, list, dict) or a supported type (see XCom "
+                                  "values in docs/concepts.md) instead")
+    outcome = run(_python_dag(lambda: {"ok": [1, (2, len)]}), "t")
+    assert "of type builtin_function_or_method" in outcome.error
+    assert "value['ok'][1][1]: object of type builtin_function_or_method" in outcome.error
 
 
-def test_return_value_is_normalized_like_storage(run):
-    assert run(_python_dag(lambda: (1, "a")), "t").return_value == [1, "a"]
+def test_return_value_is_stored_as_serialized(run):
+    assert run(_python_dag(lambda: (1, "a")), "t").return_value == {
+        "__type": "tuple", "value": [1, "a"]}
+    assert run(_python_dag(lambda: datetime(2024, 1, 1)), "t").return_value == {
+        "__type": "datetime", "value": "2024-01-01T00:00:00"}
+    assert run(_python_dag(lambda: float("nan")), "t").return_value == {
+        "__type": "float", "value": "nan"}
+    assert run(_python_dag(lambda: [1, {"a": None}]), "t").return_value == [1, {"a": None}]
     assert run(_python_dag(lambda: 5, do_xcom_push=False), "t").return_value is None
 
 

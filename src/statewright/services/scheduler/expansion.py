@@ -36,6 +36,7 @@ from statewright.core.trigger_rules import DepDecision, UpstreamSummary, evaluat
 from statewright.db import transition as door
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
+from statewright.sdk import serde
 from statewright.services.dag_view import DagView
 
 log = logging.getLogger("statewright.scheduler")
@@ -127,10 +128,11 @@ def upstream_values(conn: Connection, run_pk: int, view: DagView, task_ids: list
     out: dict[str, Any] = {}
     for tid in task_ids:
         by_index = stored.get((run_pk, tid))
+        # Values as serialized (sdk.serde): counted by their shape, never rebuilt here.
         if tid in view.mapped:
-            out[tid] = [v for m, v in sorted((by_index or {}).items()) if m >= 0]
+            out[tid] = [serde.shape(v) for m, v in sorted((by_index or {}).items()) if m >= 0]
         elif by_index is not None and UNMAPPED in by_index:
-            out[tid] = by_index[UNMAPPED]
+            out[tid] = serde.shape(by_index[UNMAPPED])
     return out
 
 

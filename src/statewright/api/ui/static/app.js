@@ -480,7 +480,7 @@ class TaskPanel {
       el("h3", {}, "XCom"),
       el("table", { class: "xcoms" }, el("tbody", {}, ...this.xcoms.map((x) => el("tr",
         { dataset: { key: x.key } }, el("th", { class: "mono" }, x.key),
-        el("td", {}, el("code", {}, JSON.stringify(x.value)))))))) : null;
+        el("td", {}, xcomValue(x))))))) : null;
     // the task-instance page lists the task state itself (#task-state); the side panel here
     const stateBox = this.taskState && this.taskState.length && !$("#task-state") ?
       el("div", { id: "panel-task-state" }, el("h3", {}, "Task state"),
@@ -847,3 +847,20 @@ const init = PAGES[document.body.dataset.page];
 if (init) init();
 refreshHealth();
 setInterval(() => { if (!document.hidden) refreshHealth(); }, 15000);
+
+// An XCom value as the API renders it: a DataFrame or Series as a small table, anything else
+// as its JSON; the value's type (decimal.Decimal, ...) beside it, the stored form in a title.
+function xcomValue(x) {
+  const label = x.type ? el("span", { class: "muted small xcom-type" }, ` ${x.type}`) : null;
+  const v = x.value;
+  if (v && typeof v === "object" && Array.isArray(v.columns) && Array.isArray(v.rows)) {
+    const more = v.total_rows > v.rows.length ?
+      el("p", { class: "muted small" }, `${v.rows.length} of ${v.total_rows} rows`) : null;
+    return el("div", { class: "xcom-table" }, el("table", { class: "xcoms" },
+      el("thead", {}, el("tr", {}, ...v.columns.map((c) => el("th", {}, String(c))))),
+      el("tbody", {}, ...v.rows.map((r) => el("tr", {},
+        ...r.map((c) => el("td", { class: "mono" }, JSON.stringify(c))))))), more, label);
+  }
+  return el("span", { title: x.type ? JSON.stringify(x.raw) : "" },
+    el("code", {}, JSON.stringify(v)), label);
+}
