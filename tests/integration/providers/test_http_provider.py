@@ -99,3 +99,25 @@ def test_connection_settings_from_the_extra(http_server: HttpServer,
         "extra": {"check_response": False, "allow_redirects": False}})
     response = HttpHook(method="GET", http_conn_id=conn).run("status/500")
     assert response.status_code == 500  # the extra's check_response=False, as in Airflow
+
+
+def test_deferrable_http_operator_sends_from_the_triggerer(http_server: HttpServer,
+                                                          web_conn: str) -> None:
+    with DAG("http_deferred", schedule=None, start_date=datetime(2025, 1, 1, tzinfo=UTC)) as dag:
+        HttpOperator(task_id="get", http_conn_id=web_conn, endpoint="echo", method="GET",
+                     data={"q": "deferred"}, deferrable=True,
+                     response_filter=lambda r: [r.json()["query"], _basic(r.json())])
+        HttpOperator(task_id="pages", http_conn_id=web_conn, endpoint="pages", method="GET",
+                     data={"page": "1"}, deferrable=True,
+                     pagination_function=lambda r: ({"data": {"page": str(r.json()["next"])}}
+                                                    if r.json()["next"] else None),
+                     response_filter=lambda rs: [i for r in rs for i in r.json()["items"]])
+        HttpOperator(task_id="gone", http_conn_id=web_conn, endpoint="status/410",
+                     method="GET", deferrable=True)
+    run = dag.test()
+    assert run.states == {"get": "success", "pages": "success", "gone": "failed"}
+    assert run.ti("get").return_value == [{"q": "deferred"}, "ada:pw-web-provider"]
+    assert run.ti("pages").return_value == [10, 20, 30]
+    assert "410:Gone" in (run.ti("gone").state_message or "")
+    for task_id in ("get", "pages", "gone"):
+        assert "deferred" in [h["to_state"] for h in run.history if h.get("task_id") == task_id]

@@ -5,21 +5,25 @@ As Airflow's: ``endpoint``, ``method`` (POST by default), ``data``, ``headers``,
 (false fails the try), ``response_filter`` (what goes to XCom; else the response's text),
 ``pagination_function`` (the next request's ``endpoint``/``data``/``headers``/
 ``extra_options`` from the last response, or None to stop: check and filter then get the list
-of responses), ``log_response``. ``deferrable=True`` and ``retry_args`` are accepted; the
-request runs in the task either way. ``SimpleHttpOperator`` is Airflow 2's name.
+of responses), ``log_response``. With ``deferrable=True`` the request is sent by the
+triggerer (``HttpTrigger``) and the task goes on with its answer (status and body; the headers
+are not carried); further pages are fetched by the task. ``retry_args`` is accepted and not
+used. ``SimpleHttpOperator`` is Airflow 2's name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
+from urllib.parse import urlencode
 
 import httpx
 
 from statewright.core.errors import StatewrightError
 from statewright.sdk.baseoperator import BaseOperator
-from statewright.sdk.http_hook import HttpHook
+from statewright.sdk.http_hook import HttpHook, HttpResponse
 from statewright.sdk.operators.python import determine_kwargs
+from statewright.sdk.triggers.http import HttpTrigger
 
 __all__ = ["HttpOperator", "SimpleHttpOperator"]
 
@@ -63,13 +67,44 @@ class HttpOperator(BaseOperator):
         return HttpHook(self.method, http_conn_id=self.http_conn_id, auth_type=self.auth_type)
 
     def execute(self, context: Any) -> Any:
+        if self.deferrable:
+            self.execute_async(context)
         hook = self.hook
         self.log.info("Calling HTTP method %s %s", self.method, self.endpoint)
         response = hook.run(self.endpoint, self.data, self.headers, self.extra_options,
                             **self.request_kwargs)
+        return self._finish(context, hook, response)
+
+    def _finish(self, context: Any, hook: HttpHook, response: httpx.Response) -> Any:
         if self.pagination_function is not None:
             return self.process_response(context, self.paginate_sync(hook, response))
         return self.process_response(context, response)
+
+    def execute_async(self, context: Any) -> None:
+        """Defer: the triggerer sends the request once and hands its answer back."""
+        endpoint, data = self.endpoint, self.data
+        if self.method.upper() in ("GET", "HEAD") and isinstance(data, dict):
+            sep = "&" if endpoint and "?" in endpoint else "?"
+            endpoint, data = f"{endpoint or ''}{sep}{urlencode(data)}", None
+        every_status = list(range(100, 600))  # the first answer ends the trigger
+        self.defer(trigger=HttpTrigger(
+            endpoint=endpoint, http_conn_id=self.http_conn_id, method=self.method,
+            headers=self.headers or None, data=data, success_status_codes=every_status,
+            timeout_seconds=float(self.extra_options.get("timeout", 30))),
+            method_name="execute_complete")
+
+    def execute_complete(self, context: Any, event: dict[str, Any] | None = None) -> Any:
+        event = event or {}
+        if event.get("status") == "error":
+            raise StatewrightError(event.get("message") or f"{self.method} {self.endpoint} "
+                                   "failed in the triggerer")
+        hook = self.hook
+        request = httpx.Request(self.method.upper(), hook.url_from_endpoint(self.endpoint))
+        response = HttpResponse(int(event.get("status", 200)), text=event.get("body") or "",
+                                request=request)
+        if self.extra_options.get("check_response", True):
+            hook.check_response(response)
+        return self._finish(context, hook, response)
 
     def paginate_sync(self, hook: HttpHook, response: httpx.Response) -> list[httpx.Response]:
         responses = [response]
