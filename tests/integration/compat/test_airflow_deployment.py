@@ -55,7 +55,7 @@ PROVIDER_FILE = textwrap.dedent('''
     from airflow.providers.snowflake.operators.snowflake import SnowflakeOperator
 ''')
 NAME_FILE = textwrap.dedent('''
-    from airflow.sdk import DAG, ObjectStoragePath
+    from airflow.sdk import DAG, get_parsing_context
 ''')
 NATIVE_FILE = textwrap.dedent('''
     from statewright.sdk import DAG, EmptyOperator
@@ -107,7 +107,7 @@ def test_airflow_files_load_per_file_and_run_on_the_local_executor(
     assert dag_ids == ["from_airflow", "native"]
     assert sorted(errors) == ["name.py", "provider.py"]
     assert "apache-airflow-providers-snowflake" in errors["provider.py"]
-    assert "'ObjectStoragePath'" in errors["name.py"] and "airflow.sdk" in errors["name.py"]
+    assert "'get_parsing_context'" in errors["name.py"] and "airflow.sdk" in errors["name.py"]
     assert "coming-from-airflow.md" in errors["name.py"]
 
     views = DagViewCache()

@@ -74,17 +74,17 @@ def test_names_resolve_lazily_so_new_statewright_names_work(
 
 def test_a_name_statewright_lacks_names_module_name_and_docs(layer: None) -> None:
     with pytest.raises(AirflowNameMissing) as caught:
-        from airflow.sdk import ObjectStoragePath  # noqa: F401
+        from airflow.sdk import get_parsing_context  # noqa: F401
     message = str(caught.value)
-    assert "'ObjectStoragePath'" in message and "airflow.sdk" in message
+    assert "'get_parsing_context'" in message and "airflow.sdk" in message
     assert "docs/coming-from-airflow.md" in message
 
 
 def test_a_provider_statewright_lacks_names_the_provider_package(layer: None) -> None:
     with pytest.raises(AirflowModuleMissing) as caught:
-        import airflow.providers.amazon.aws.operators.s3  # noqa: F401
+        import airflow.providers.google.cloud.operators.gcs  # noqa: F401
     message = str(caught.value)
-    assert "apache-airflow-providers-amazon" in message and "airflow.providers.amazon" in message
+    assert "apache-airflow-providers-google" in message and "airflow.providers.google" in message
     assert "docs/coming-from-airflow.md" in message
     with pytest.raises(ImportError, match=r"module airflow\.kubernetes\.secret"):
         from airflow.kubernetes.secret import Secret  # noqa: F401
@@ -190,7 +190,7 @@ def test_a_missing_name_fails_only_its_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STATEWRIGHT_AIRFLOW_COMPAT", "true")
     bad = load_dag_file(write(tmp_path, "bad.py", """
-        from airflow.sdk import DAG, ObjectStoragePath
+        from airflow.sdk import DAG, get_parsing_context
     """))
     provider = load_dag_file(write(tmp_path, "provider.py", """
         from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
@@ -201,7 +201,7 @@ def test_a_missing_name_fails_only_its_file(
         with DAG("good", schedule=None):
             EmptyOperator(task_id="e")
     """))
-    assert bad.error and "AirflowNameMissing" in bad.error and "ObjectStoragePath" in bad.error
+    assert bad.error and "AirflowNameMissing" in bad.error and "get_parsing_context" in bad.error
     assert "bad.py" in bad.error and "compat/airflow" not in bad.error  # the file's frame only
     assert provider.error and "apache-airflow-providers-cncf-kubernetes" in provider.error
     assert good.error is None and list(good.dags) == ["good"]

@@ -26,10 +26,10 @@ FILES = {
     """,
     "provider.py": """
         from airflow.sdk import DAG
-        from airflow.providers.amazon.aws.operators.s3 import S3CreateBucketOperator
+        from airflow.providers.google.cloud.operators.gcs import GCSCreateBucketOperator
     """,
     "name.py": """
-        from airflow.sdk import DAG, ObjectStoragePath, task
+        from airflow.sdk import DAG, ObjectStoragePath, get_parsing_context, task
         base = ObjectStoragePath("s3://bucket/")
     """,
     "mixed.py": """
@@ -62,10 +62,10 @@ def test_check_reports_each_file_through_the_compat_layer(folder: Path) -> None:
     assert good.loads and good.dags == {"good": 3} and good.missing == []
     assert "branching" in good.features
     provider = report["provider.py"]
-    assert not provider.loads and "apache-airflow-providers-amazon" in (provider.error or "")
-    assert provider.missing == ["airflow.providers.amazon.aws.operators.s3 (module)"]
+    assert not provider.loads and "apache-airflow-providers-google" in (provider.error or "")
+    assert provider.missing == ["airflow.providers.google.cloud.operators.gcs (module)"]
     name = report["name.py"]
-    assert not name.loads and name.missing == ["airflow.sdk.ObjectStoragePath"]
+    assert not name.loads and name.missing == ["airflow.sdk.get_parsing_context"]
     assert "object storage" in name.features
     assert report["mixed.py"].loads and "imports both airflow and statewright" in \
         report["mixed.py"].notes[0]
@@ -79,7 +79,7 @@ def test_cli_json_and_summary(folder: Path) -> None:
     assert body["summary"] == {"loading": 2, "total": 5}
     by_name = {Path(f["path"]).name: f for f in body["files"]}
     assert by_name["good.py"]["dags"] == {"good": 3}
-    assert by_name["name.py"]["missing"] == ["airflow.sdk.ObjectStoragePath"]
+    assert by_name["name.py"]["missing"] == ["airflow.sdk.get_parsing_context"]
 
 
 def test_cli_table_says_what_is_missing_and_the_summary(folder: Path) -> None:
