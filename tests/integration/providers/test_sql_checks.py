@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from statewright.core.errors import StatewrightError
 from statewright.providers.common.sql.hooks.sql import DbApiHook
 from statewright.providers.common.sql.operators.sql import (
     BranchSQLOperator,
@@ -18,6 +19,7 @@ from statewright.providers.common.sql.operators.sql import (
     SQLIntervalCheckOperator,
     SQLTableCheckOperator,
 )
+from statewright.providers.common.sql.sensors.sql import SqlSensor
 from statewright.providers.sqlite.hooks.sqlite import SqliteHook
 from statewright.providers.sqlite.operators.sqlite import SqliteOperator
 from statewright.sdk import DAG, BaseHook
@@ -122,3 +124,20 @@ def test_interval_and_branch_in_a_run(orders: str) -> None:
     assert run.states == {"grows": "success", "too_much": "failed", "branch": "success",
                           "many": "success", "few": "skipped"}
     assert "SUM(amount)" in (run.ti("too_much").state_message or "")
+
+
+def test_sql_sensor_selector_and_failure(orders: str) -> None:
+    with DAG("sensing"):
+        second = SqlSensor(task_id="s", conn_id=orders,
+                           sql="SELECT COUNT(*), SUM(amount) FROM orders",
+                           selector=lambda row: row[1], success=lambda total: total > 100)
+        first = SqlSensor(task_id="f", conn_id=orders, sql="SELECT COUNT(*), 0 FROM orders")
+        failing = SqlSensor(task_id="x", conn_id=orders, sql="SELECT MAX(amount) FROM orders",
+                            failure=lambda biggest: biggest > 40)
+        empty = SqlSensor(task_id="e", conn_id=orders, sql="SELECT id FROM orders WHERE id < 0",
+                          fail_on_empty=True)
+    assert second.poke({}) is True and first.poke({}) is True
+    with pytest.raises(StatewrightError, match=r"self.failure\(45\) returned True"):
+        failing.poke({})
+    with pytest.raises(StatewrightError, match="fail_on_empty"):
+        empty.poke({})

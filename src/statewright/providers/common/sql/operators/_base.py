@@ -9,15 +9,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from statewright.core.errors import StatewrightError
 from statewright.providers.common.sql.hooks.sql import DbApiHook
 from statewright.sdk.basehook import hook_for_type
 from statewright.sdk.baseoperator import BaseOperator
 
-__all__ = ["BaseSQLOperator", "SQLCheckFailed"]
+__all__ = ["BaseSQLOperator", "SQLCheckFailed", "db_hook"]
 
 
-class SQLCheckFailed(RuntimeError):
-    """A data check failed: the try fails (retries apply, as in Airflow)."""
+class SQLCheckFailed(StatewrightError, RuntimeError):
+    """A data check failed: the try fails (retries apply, as in Airflow); an
+    ``AirflowException`` to DAG code."""
 
 
 class BaseSQLOperator(BaseOperator):
@@ -43,13 +45,7 @@ class BaseSQLOperator(BaseOperator):
         params = dict(self.hook_params)
         if self.database:
             params["schema"] = self.database
-        hook_cls = self.hook_class or DbApiHook
-        if self.hook_class is None:
-            found = hook_for_type(DbApiHook.get_connection(self.conn_id).conn_type)
-            if found is not None and issubclass(found, DbApiHook):
-                hook_cls = found
-        params[hook_cls.conn_name_attr] = self.conn_id
-        return hook_cls(**params)
+        return db_hook(self.conn_id, params, self.hook_class)
 
     def _sql_text(self, sql: Any) -> Any:
         """``sql`` itself, or the content of the ``.sql`` file it names (next to the DAG file,
@@ -71,6 +67,18 @@ class BaseSQLOperator(BaseOperator):
         if fileloc:
             folders.append(Path(fileloc).parent)
         return folders or [Path.cwd()]
+
+
+def db_hook(conn_id: str, params: dict[str, Any],
+            hook_class: type[DbApiHook] | None = None) -> DbApiHook:
+    """The SQL hook of the connection ``conn_id``: ``hook_class``, else the hook of the
+    connection's type (``PostgresHook`` … once its provider is imported), else ``DbApiHook``."""
+    hook_cls = hook_class or DbApiHook
+    if hook_class is None:
+        found = hook_for_type(DbApiHook.get_connection(conn_id).conn_type)
+        if found is not None and issubclass(found, DbApiHook):
+            hook_cls = found
+    return hook_cls(**{**params, hook_cls.conn_name_attr: conn_id})
 
 
 def to_float(value: Any) -> Any:
