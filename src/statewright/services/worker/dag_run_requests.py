@@ -17,6 +17,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from statewright.config import input_limits
+from statewright.core.limits import InputTooLarge, check_value
 from statewright.core.transitions import Actor
 from statewright.db.repositories import run_triggers as run_trigger_repo
 from statewright.db.repositories import runs as run_repo
@@ -79,6 +81,10 @@ def _create(conn: Connection, r: Any, req: dict[str, Any], *, now: datetime,
                           f"{at}, and a DAG has one run per logical date: trigger another "
                           f"date, or pass trigger_run_id={taken.run_id!r} with reset_dag_run="
                           "True to clear that run and run it again.")
+    try:  # the input limits, as for a conf sent to the API
+        check_value(req.get("conf") or {}, input_limits(), what="TriggerDagRunOperator's conf")
+    except InputTooLarge as exc:
+        return "fail_no_retry", str(exc).replace("Nothing was changed.", "Nothing was triggered.")
     try:
         pk, _ = trigger_dag(conn, dag_id, now=now, actor=actor, conf=req.get("conf") or {},
                             run_id=run_id, logical_date=logical_date)
