@@ -750,7 +750,8 @@ function renderRun(run, tis, history, selectedTask, onPick, onAction) {
     ...fact("Logical date", timeEl(run.logical_date)), ...fact("Queued", timeEl(run.queued_at)),
     ...fact("Started", timeEl(run.start_date)), ...fact("Ended", timeEl(run.end_date)),
     ...fact("Duration", dur(runDuration(run)) || "—"), ...fact("Cleared", `${run.clear_number}×`),
-    ...fact("Conf", el("code", { class: "mono small" }, JSON.stringify(run.conf))));
+    ...fact("Conf", run.read_error ? el("span", { class: "warn" }, run.read_error)
+      : el("code", { class: "mono small" }, JSON.stringify(run.conf))));
   const st = run.state;
   const buttons = [];
   if (st === "running" || st === "queued") buttons.push(["Pause", "paused", ""]);
