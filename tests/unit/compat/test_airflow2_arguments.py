@@ -64,14 +64,16 @@ def test_task_arguments_renamed_and_dropped(layer: None) -> None:
                              templates_dict={"when": "{{ ds }}"})
     assert inherited.max_active_tis_per_dag == 2 and own.max_active_tis_per_dag == 4
     assert own.templates_dict == {"when": "{{ ds }}"}
-    assert dag.default_args == {"max_active_tis_per_dag": 2}
+    assert dag.default_args == {"max_active_tis_per_dag": 2, "email": ["x@example.com"]}
+    assert own.email_on_failure is True and inherited.email == ["x@example.com"]
     assert type(own).__name__ == "PythonOperator"
     assert isinstance(own, statewright.sdk.operators.PythonOperator)
 
 
 def test_an_argument_the_class_accepts_is_passed_through() -> None:
-    assert translate({"email": "a", "task_concurrency": 1}, TASK_ARGUMENTS,
-                     frozenset({"email"})) == {"email": "a", "max_active_tis_per_dag": 1}
+    assert translate({"sla": 5, "task_concurrency": 1}, TASK_ARGUMENTS,
+                     frozenset({"sla"})) == {"sla": 5, "max_active_tis_per_dag": 1}
+    assert translate({"sla": 5}, TASK_ARGUMENTS) == {}
 
 
 def test_a_users_operator_on_airflow2_base_operator(layer: None) -> None:
@@ -164,3 +166,13 @@ def test_airflow2_attribute_names_read_the_airflow3_ones(layer: None) -> None:
         task = BashOperator(task_id="b", bash_command="true", task_concurrency=3)
     assert dag.schedule_interval == "@daily" and dag.concurrency == 2
     assert task.task_concurrency == 3
+
+
+def test_trigger_dagrun_execution_date_is_logical_date(layer: None) -> None:
+    from airflow import DAG
+    from airflow.operators.dagrun_operator import TriggerDagRunOperator
+
+    with DAG("d", start_date=START):
+        task = TriggerDagRunOperator(task_id="t", trigger_dag_id="other",
+                                     execution_date="{{ ds }}")
+    assert task.logical_date == "{{ ds }}"

@@ -85,6 +85,16 @@ def test_trigger_rule_and_state_constants(layer: None) -> None:
     assert State.FAILED in State.failed_states and State.RUNNING in State.unfinished
 
 
+def test_airflow_1_10_spellings_found_in_airflow2_folders(layer: None) -> None:
+    from statewright.providers.ssh.operators.ssh import SSHOperator
+
+    assert name("airflow.operators.sensors", "ExternalTaskSensor") is sensors.ExternalTaskSensor
+    assert name("airflow.contrib.sensors.file_sensor", "FileSensor") is sensors.FileSensor
+    assert name("airflow.contrib.operators.ssh_operator", "SSHOperator") is SSHOperator
+    with pytest.raises(AirflowModuleMissing, match="apache-airflow-providers-apache-spark"):
+        importlib.import_module("airflow.contrib.operators.spark_submit_operator")
+
+
 def test_docker_operator_names_the_provider_it_needs(layer: None) -> None:
     with pytest.raises(AirflowModuleMissing) as caught:
         importlib.import_module("airflow.operators.docker_operator")

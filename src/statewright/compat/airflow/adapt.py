@@ -99,7 +99,10 @@ def dag_arguments(kwargs: dict[str, Any], *, airflow2: bool) -> dict[str, Any]:
     """A DAG's keyword arguments in Airflow 3 terms (its ``default_args`` too)."""
     out = translate(kwargs, DAG_ARGUMENTS)
     if isinstance(out.get("default_args"), dict):
-        out["default_args"] = translate(out["default_args"], TASK_ARGUMENTS)
+        from statewright.sdk.baseoperator import BaseOperator
+
+        out["default_args"] = translate(out["default_args"], TASK_ARGUMENTS,
+                                        _accepted(BaseOperator))
     if airflow2:
         out = _with_airflow2_defaults(out)
     return out

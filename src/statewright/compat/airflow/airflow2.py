@@ -69,6 +69,20 @@ MOVED_MODULES: dict[str, str] = {
     "airflow.datasets.metadata": "airflow.sdk",
     "airflow.timetables.datasets": "airflow.timetables.assets",
     "airflow.operators.subdag_operator": "airflow.operators.subdag",
+    # Airflow 1.10 spellings still found in Airflow 2 folders.
+    "airflow.operators.sensors": "airflow.sensors",
+    "airflow.contrib.sensors.file_sensor": f"{_STANDARD}.sensors.filesystem",
+    "airflow.contrib.sensors.python_sensor": f"{_STANDARD}.sensors.python",
+    "airflow.contrib.sensors.bash_sensor": f"{_STANDARD}.sensors.bash",
+    "airflow.contrib.operators.ssh_operator": "airflow.providers.ssh.operators.ssh",
+    "airflow.contrib.hooks.ssh_hook": "airflow.providers.ssh.hooks.ssh",
+    "airflow.contrib.operators.sftp_operator": "airflow.providers.sftp.operators.sftp",
+    "airflow.contrib.hooks.sftp_hook": "airflow.providers.sftp.hooks.sftp",
+    "airflow.contrib.operators.spark_submit_operator":
+        "airflow.providers.apache.spark.operators.spark_submit",
+    # Module names of older provider releases.
+    "airflow.providers.amazon.aws.sensors.s3_key": "airflow.providers.amazon.aws.sensors.s3",
+    "airflow.providers.amazon.aws.hooks.s3_hook": "airflow.providers.amazon.aws.hooks.s3",
 }
 """Airflow 2 module → the module that has its names in Airflow 3 (a provider's, or the SDK's).
 A file importing the old name gets what the new one gives; one whose new module statewright
@@ -100,14 +114,12 @@ such setting, or statewright decides it elsewhere: the UI's view, its own roles)
 TASK_ARGUMENTS: dict[str, str | None] = {
     "task_concurrency": "max_active_tis_per_dag",
     "xcom_push": "do_xcom_push",
+    "execution_date": "logical_date",  # TriggerDagRunOperator
     "provide_context": None,
     "sla": None,
-    "email": None,
-    "email_on_failure": None,
-    "email_on_retry": None,
 }
 """Airflow 2 operator argument → its Airflow 3 name; None: accepted and dropped. An argument the
-operator's class accepts itself (e.g. ``email`` once an operator has it) is passed through."""
+operator's class accepts itself is passed through."""
 
 ATTRIBUTES: dict[str, str] = {
     "schedule_interval": "schedule",
@@ -121,9 +133,6 @@ ARGUMENT_NOTES: dict[str, str] = {
     "provide_context": "accepted and ignored (every callable gets the context keys it names)",
     "sla": "accepted and ignored (Airflow 3 has no SLAs; see deadlines)",
     "sla_miss_callback": "accepted and ignored (Airflow 3 has no SLAs; see deadlines)",
-    "email": "accepted and ignored (no failure e-mails; use on_failure_callback)",
-    "email_on_failure": "accepted and ignored (no failure e-mails; use on_failure_callback)",
-    "email_on_retry": "accepted and ignored (no retry e-mails; use on_retry_callback)",
     "full_filepath": "accepted and ignored",
     "default_view": "accepted and ignored (the UI chooses its view)",
     "orientation": "accepted and ignored (the UI chooses its layout)",

@@ -193,7 +193,7 @@ def known_module(module: str) -> bool:
     if module in MOVED_MODULES:  # an Airflow 2 module: known where its new one is
         return known_module(MOVED_MODULES[module])
     prefix = module + "."
-    return any(key.startswith(prefix) for key in MODULES)
+    return any(key.startswith(prefix) for key in (*MODULES, *MOVED_MODULES))
 
 
 FEATURES: dict[str, str] = {
