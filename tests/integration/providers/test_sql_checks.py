@@ -12,6 +12,7 @@ import pytest
 
 from statewright.core.errors import StatewrightError
 from statewright.providers.common.sql.hooks.sql import DbApiHook
+from statewright.providers.common.sql.operators.generic_transfer import GenericTransfer
 from statewright.providers.common.sql.operators.sql import (
     BranchSQLOperator,
     SQLCheckFailed,
@@ -141,3 +142,27 @@ def test_sql_sensor_selector_and_failure(orders: str) -> None:
         failing.poke({})
     with pytest.raises(StatewrightError, match="fail_on_empty"):
         empty.poke({})
+
+
+def test_generic_transfer_between_databases(pg_conn: str, maria_conn: str, sqlite_conn: str
+                                            ) -> None:
+    """PostgreSQL to MariaDB in one read, then MariaDB to SQLite in pages of 2."""
+    source = DbApiHook(conn_id=pg_conn)
+    source.run("DROP TABLE IF EXISTS src; CREATE TABLE src (id INT, name VARCHAR(5)); "
+               "INSERT INTO src VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')",
+               split_statements=True)
+    with DAG("transfer"):
+        to_maria = GenericTransfer(
+            task_id="to_maria", sql="SELECT id, name FROM src WHERE id > 1",
+            source_conn_id=pg_conn, destination_conn_id=maria_conn, destination_table="dst",
+            preoperator=["DROP TABLE IF EXISTS dst", "CREATE TABLE dst (id INT, name CHAR(5))"],
+            insert_args={"target_fields": ["id", "name"], "commit_every": 3})
+        to_lite = GenericTransfer(
+            task_id="to_lite", sql="SELECT id, name FROM dst ORDER BY id;",
+            source_conn_id=maria_conn, destination_conn_id=sqlite_conn,
+            destination_table="copy", preoperator="CREATE TABLE copy (id INT, name TEXT)",
+            page_size=2)
+    assert to_maria.execute({}) == 4
+    assert to_lite.execute({}) == 4
+    assert SqliteHook(sqlite_conn_id=sqlite_conn).get_records(
+        "SELECT id, name FROM copy ORDER BY id") == [(2, "b"), (3, "c"), (4, "d"), (5, "e")]
