@@ -4,11 +4,12 @@ mode: servers.s3_server), through an aws connection with endpoint_url in its ext
 from __future__ import annotations
 
 import gzip
+import logging
 import uuid
 from pathlib import Path
 
 import pytest
-from servers import S3Server, run_airflow_dag
+from servers import AWS_SECRET, S3Server, run_airflow_dag
 
 from statewright.providers.amazon.aws.hooks.s3 import S3Hook, S3KeyNotFound
 from statewright.providers.amazon.aws.operators.s3 import S3DeleteObjectsOperator
@@ -25,8 +26,9 @@ def _bucket() -> str:
     return f"b-{uuid.uuid4().hex[:12]}"
 
 
-def test_hook_buckets_loads_reads_lists_copies_and_deletes(aws: S3Server,
-                                                           tmp_path: Path) -> None:
+def test_hook_buckets_loads_reads_lists_copies_and_deletes(
+        aws: S3Server, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="statewright")
     hook = S3Hook()
     bucket = _bucket()
     assert not hook.check_for_bucket(bucket)
@@ -65,6 +67,7 @@ def test_hook_buckets_loads_reads_lists_copies_and_deletes(aws: S3Server,
     assert hook.list_keys(bucket, prefix="in/") == ["in/sub/c.csv", "in/sub/c.csv.gz"]
     hook.delete_bucket(bucket, force_delete=True)
     assert not hook.check_for_bucket(bucket)
+    assert AWS_SECRET not in caplog.text
 
 
 def test_key_sensor_exact_wildcard_regex_and_check_fn(aws: S3Server) -> None:

@@ -15,6 +15,9 @@ Airflow's task callbacks, with Airflow's names — ``on_execute_callback`` (befo
 - each hook receives one argument: the task's context with ``previous_state``,
   ``previous_state_name``, ``state``, ``state_name``, ``exception`` (or ``None``) and ``reason``.
 
+Airflow's alert mails (``email=`` with ``email_on_failure`` / ``email_on_retry``) are sent
+with the failure and retry callbacks (``statewright.sdk.email``).
+
 A hook that raises is logged in the task's log and recorded in the state history (a row that
 changes nothing, attributed to the worker); it never changes the try's outcome. When the worker's
 decision differs from the one the hooks ran for (a lost race), that too is recorded.
