@@ -117,3 +117,31 @@ def test_a_run_stored_with_a_conf_too_deep_to_answer_is_listed_with_an_error(
     assert "cannot be shown whole" in runs[bad]["read_error"]
     one = client.get(f"/api/v1/dags/{dag_id}/dagRuns/{bad}")
     assert one.status_code == 200 and one.json()["read_error"]
+
+
+def test_a_hitl_response_past_the_limits_is_422_and_writes_nothing(
+        engine: Engine, tmp_path: Path, auth_headers: Any) -> None:
+    from tests.hitl_helpers import drive
+
+    from statewright.db.repositories import hitl as hitl_repo
+    from statewright.sdk import DAG, HITLEntryOperator, Param
+
+    with DAG("hitl_limits") as dag:
+        HITLEntryOperator(task_id="form", subject="Fill",
+                          params={"note": Param("", type="string")})
+    d = drive(engine, dag, tmp_path)
+    d.settle()
+    url = f"/api/v1/dags/hitl_limits/dagRuns/{d.run_id}/taskInstances/form/hitlDetails"
+    settings = load_settings({"STATEWRIGHT_HOME": str(tmp_path / "home"),
+                              "STATEWRIGHT_MAX_INPUT_BYTES": "200"})
+    with TestClient(create_app(engine=engine, settings=settings),
+                    headers=auth_headers(engine)) as c:
+        res = c.patch(url, json={"chosen_options": ["OK"], "params_input": {"note": "x" * 300}})
+        assert res.status_code == 422, res.text
+        assert "params_input is" in res.json()["detail"]
+        assert "STATEWRIGHT_MAX_INPUT_BYTES" in res.json()["detail"]
+        res = c.patch(url, json={"chosen_options": ["OK"], "params_input": {"note": deep(70)}})
+        assert res.status_code == 422 and "STATEWRIGHT_MAX_INPUT_DEPTH" in res.text
+    with engine.connect() as conn:
+        assert hitl_repo.get(conn, d.ti("form").id).responded_at is None
+    assert d.states()["form"] == "awaiting_input"
