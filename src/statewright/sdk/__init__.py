@@ -11,7 +11,10 @@ a template field passes on unrendered); ``TaskGroup`` and ``@task_group``; ``Lab
 labels); ``PokeReturnValue`` (what a sensor's poke, or ``@task.sensor``, may return);
 ``BaseHook``, ``Connection``, ``Variable`` and ``mask_secret`` (connections, variables and
 secrets); assets (``Asset``, ``AssetAlias``, ``AssetAll``, ``AssetAny``,
-``AssetOrTimeSchedule``, ``AssetWatcher``, ``@asset``); human in the loop (``HITLOperator``,
+``AssetOrTimeSchedule``, ``AssetWatcher``, ``AssetAccessControl``, ``@asset``); the timetables
+Airflow 3.3's ``airflow.sdk`` exports (``CronTriggerTimetable``, ``CronDataIntervalTimetable``,
+``DeltaTriggerTimetable``, ``DeltaDataIntervalTimetable``, ``EventsTimetable``,
+``MultipleCronTriggerTimetable``); human in the loop (``HITLOperator``,
 ``ApprovalOperator``, ``HITLBranchOperator``, ``HITLEntryOperator``, ``pause_for_input``,
 ``BaseNotifier``); durable task state
 (``TaskStateStore``, ``AssetStateStore``, ``NEVER_EXPIRE``: a task's ``task_state_store`` and
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 from statewright.core.trigger_rules import TriggerRule
 from statewright.sdk import macros, timezone
+from statewright.sdk.asset_access import AssetAccessControl
 from statewright.sdk.asset_decorator import asset
 from statewright.sdk.asset_metadata import Metadata
 from statewright.sdk.assets import (
@@ -99,6 +103,14 @@ from statewright.sdk.sensors.base import PokeReturnValue
 from statewright.sdk.task_state import NEVER_EXPIRE, AssetStateStore, TaskStateStore
 from statewright.sdk.taskgroup import TaskGroup, task_group
 from statewright.sdk.templating import literal
+from statewright.sdk.timetables import (
+    CronDataIntervalTimetable,
+    CronTriggerTimetable,
+    DeltaDataIntervalTimetable,
+    DeltaTriggerTimetable,
+    EventsTimetable,
+    MultipleCronTriggerTimetable,
+)
 from statewright.sdk.variables import Variable
 from statewright.sdk.xcom_arg import XComArg
 
@@ -110,6 +122,7 @@ __all__ = [
     "AllowedKeyMapper",
     "ApprovalOperator",
     "Asset",
+    "AssetAccessControl",
     "AssetAlias",
     "AssetAll",
     "AssetAny",
@@ -127,12 +140,17 @@ __all__ = [
     "BranchPythonVirtualenvOperator",
     "Connection",
     "Context",
+    "CronDataIntervalTimetable",
     "CronPartitionTimetable",
+    "CronTriggerTimetable",
     "DayWindow",
     "DeadlineAlert",
     "DeadlineReference",
+    "DeltaDataIntervalTimetable",
+    "DeltaTriggerTimetable",
     "EdgeModifier",
     "EmptyOperator",
+    "EventsTimetable",
     "ExternalPythonOperator",
     "FailTask",
     "FanOutMapper",
@@ -145,6 +163,7 @@ __all__ = [
     "Metadata",
     "MinimumCount",
     "MonthWindow",
+    "MultipleCronTriggerTimetable",
     "Param",
     "ParamValidationError",
     "ParamsDict",

@@ -28,6 +28,7 @@ from statewright.core.asset_conditions import (
 )
 from statewright.core.errors import DagDefinitionError
 from statewright.core.timetables import Timetable, parse_schedule, serialize_timetable
+from statewright.sdk.asset_access import check_access_control
 
 __all__ = [
     "Asset",
@@ -111,7 +112,8 @@ class Asset(BaseAsset):
 
     def __init__(self, name: str | None = None, uri: str | None = None, *,
                  group: str | None = None, extra: Mapping[str, Any] | None = None,
-                 watchers: Sequence[AssetWatcher] | None = None) -> None:
+                 watchers: Sequence[AssetWatcher] | None = None,
+                 access_control: Any = None) -> None:
         if name is None and uri is None:
             raise TypeError("Asset() requires either 'name' or 'uri'")
         if name is None:
@@ -122,6 +124,7 @@ class Asset(BaseAsset):
         self.uri = sanitize_uri(uri)
         self.group = validate_identifier(group if group is not None else "asset", "Asset group")
         self.extra = _check_extra(extra, f"Asset {self.name!r}")
+        self.access_control = check_access_control(access_control, f"Asset {self.name!r}")
         self.watchers = list(watchers or [])
         for watcher in self.watchers:
             if not isinstance(watcher, AssetWatcher):

@@ -6,6 +6,10 @@ recorded and it is re-armed after a back-off. A trigger may also keep yielding e
 ending (the Redis triggers do: they hold their connection).
 
 * ``FileDeleteTrigger(filepath)`` — Airflow's: fires when the file exists, after deleting it.
+* ``DirectoryFileDeleteTrigger(directory=..., filename=...)`` — Airflow 3.3's: fires once when
+  ``filename`` appears in ``directory``, after deleting it (payload ``{"filepath": ...}``).
+  Airflow's triggerer shares one directory scan among such triggers on the same directory and
+  interval; here each trigger scans for itself (the same events, more directory listings).
 * ``DirectoryFileTrigger(directory, pattern="*")`` — fires for a file appearing in a directory,
   after moving it into ``<directory>/.processed/`` (so it fires once per file).
 * ``RedisStreamTrigger(stream, url=...)`` — one event per message of a Redis stream, read in a
@@ -24,8 +28,8 @@ from typing import Any
 
 from statewright.sdk.triggers.base import BaseTrigger, TriggerEvent, classpath_of
 
-__all__ = ["DirectoryFileTrigger", "FileDeleteTrigger", "RedisListTrigger", "RedisStreamTrigger",
-           "raise_if_cancelled"]
+__all__ = ["DirectoryFileDeleteTrigger", "DirectoryFileTrigger", "FileDeleteTrigger",
+           "RedisListTrigger", "RedisStreamTrigger", "raise_if_cancelled"]
 
 PROCESSED = ".processed"
 
@@ -55,6 +59,45 @@ class FileDeleteTrigger(BaseTrigger):
             if await asyncio.to_thread(os.path.isfile, self.filepath):
                 await asyncio.to_thread(os.remove, self.filepath)
                 yield TriggerEvent({"path": self.filepath})
+                return
+            await asyncio.sleep(self.poke_interval)
+
+
+def _delete_if_there(path: str) -> bool:
+    """Delete ``path`` if it is a file there; False when it is not (or another took it)."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        return False  # a sibling trigger or another process took it first
+    return True
+
+
+class DirectoryFileDeleteTrigger(BaseTrigger):
+    """Fire once when ``filename`` appears in ``directory``; the file is deleted first
+    (Airflow 3.3's ``airflow.providers.standard.triggers.file.DirectoryFileDeleteTrigger``)."""
+
+    def __init__(self, *, directory: str, filename: str, poke_interval: float = 5.0) -> None:
+        super().__init__()
+        if not isinstance(directory, str) or not directory:
+            raise ValueError("DirectoryFileDeleteTrigger: directory must be a non-empty path")
+        if not isinstance(filename, str) or not filename or os.sep in filename:
+            raise ValueError("DirectoryFileDeleteTrigger: filename must be a file name, "
+                             f"without a directory, got {filename!r}")
+        self.directory = directory
+        self.filename = filename
+        self.poke_interval = _positive(poke_interval, "DirectoryFileDeleteTrigger: poke_interval")
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return classpath_of(self), {"directory": self.directory, "filename": self.filename,
+                                    "poke_interval": self.poke_interval}
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        path = os.path.join(self.directory, self.filename)
+        while True:
+            if await asyncio.to_thread(_delete_if_there, path):
+                yield TriggerEvent({"filepath": path})
                 return
             await asyncio.sleep(self.poke_interval)
 
