@@ -171,10 +171,15 @@ def test_a_cross_site_login_post_is_refused(headers: dict[str, str], anonymous: 
     assert "sent from another site" in res.text
 
 
-def test_a_same_origin_login_post_is_accepted(anonymous: TestClient, auth_headers: Headers,
-                                              engine: Engine) -> None:
+@pytest.mark.parametrize("headers", [
+    {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},
+    {"Origin": "http://testserver"},
+    {"Origin": "https://public.example", "Sec-Fetch-Site": "same-origin"},  # a proxy's Host
+    {},
+])
+def test_a_same_origin_login_post_is_accepted(headers: dict[str, str], anonymous: TestClient,
+                                              auth_headers: Headers, engine: Engine) -> None:
     auth_headers(engine, "vera", "viewer")
     res = anonymous.post("/login", data={"username": "vera", "password": "password-vera"},
-                         headers={"Origin": "http://testserver",
-                                  "Sec-Fetch-Site": "same-origin"}, follow_redirects=False)
+                         headers=headers, follow_redirects=False)
     assert res.status_code == 303 and res.headers["set-cookie"].startswith("statewright_session")

@@ -63,11 +63,12 @@ def login_page(request: Request, next: Annotated[str | None, Query()] = None) ->
 
 def cross_site(request: Request) -> bool:
     """True for a form posted from another site (login CSRF): the browser says so in
-    ``Sec-Fetch-Site``, or its ``Origin`` is not this server's. A request carrying neither
-    (a script, an old browser) is not refused."""
+    ``Sec-Fetch-Site`` (every current browser sends it, whatever proxy rewrote ``Host``), or,
+    without it, its ``Origin`` is not this server's. A request carrying neither (a script, an
+    old browser) is not refused."""
     fetch_site = request.headers.get("sec-fetch-site")
-    if fetch_site is not None and fetch_site.lower() not in ("same-origin", "none"):
-        return True
+    if fetch_site is not None:
+        return fetch_site.lower() not in ("same-origin", "none")
     origin = request.headers.get("origin")
     if origin is None:
         return False
