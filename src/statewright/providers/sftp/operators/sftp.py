@@ -49,7 +49,8 @@ class SFTPOperator(BaseOperator):
         self.operation = operation.lower()
         self.confirm = confirm
         self.create_intermediate_dirs = create_intermediate_dirs
-        self.concurrency = concurrency
+        # (not self.concurrency: Airflow 2's name of max_active_tis_per_dag on a task)
+        self._concurrency = concurrency
 
     def _hook(self) -> SFTPHook:
         if self.sftp_hook is None:
