@@ -176,3 +176,19 @@ def test_trigger_dagrun_execution_date_is_logical_date(layer: None) -> None:
         task = TriggerDagRunOperator(task_id="t", trigger_dag_id="other",
                                      execution_date="{{ ds }}")
     assert task.logical_date == "{{ ds }}"
+
+
+def test_dataset_schedules_and_outlets_are_assets(layer: None) -> None:
+    from airflow import DAG, Dataset
+    from airflow.datasets import DatasetAll
+    from airflow.operators.bash_operator import BashOperator
+
+    from statewright.sdk import Asset, AssetAll
+
+    with DAG("consumer", start_date=START,
+             schedule=DatasetAll(Dataset("s3://b/x"), Dataset("s3://b/y"))) as dag:
+        task = BashOperator(task_id="t", bash_command="true", outlets=[Dataset("s3://b/z")])
+    assert isinstance(dag.schedule, AssetAll)
+    assert task.outlets == [Asset("s3://b/z")]
+    listed = DAG("listed", start_date=START, schedule=[Dataset("s3://b/x")])
+    assert listed.schedule is not None

@@ -14,7 +14,9 @@ import statewright.sdk
 from statewright.compat import airflow as compat
 from statewright.compat.airflow import AirflowModuleMissing
 from statewright.compat.airflow.adapt import original_of
+from statewright.compat.airflow.airflow2 import MOVED_MODULES
 from statewright.compat.airflow.legacy import dates
+from statewright.compat.airflow.names import provider_package
 from statewright.core.errors import ConfigurationError
 from statewright.sdk import operators, sensors
 
@@ -169,3 +171,15 @@ def test_subdag_operator_is_answered(layer: None) -> None:
 
     assert name("airflow.operators.subdag", "SubDagOperator") is SubDagOperator
     assert name("airflow.operators.subdag_operator", "SubDagOperator") is SubDagOperator
+
+
+@pytest.mark.parametrize("module", sorted(MOVED_MODULES))
+def test_every_moved_module_loads_or_names_its_provider(layer: None, module: str) -> None:
+    target = MOVED_MODULES[module]
+    try:
+        loaded = importlib.import_module(module)
+    except AirflowModuleMissing as exc:
+        package = provider_package(target)
+        assert package is not None and package in str(exc) and module in str(exc)
+    else:
+        assert loaded.__name__ == module

@@ -59,6 +59,21 @@ MOVED_MODULES: dict[str, str] = {
     "airflow.sensors.weekday": f"{_STANDARD}.sensors.weekday",
     "airflow.sensors.weekday_sensor": f"{_STANDARD}.sensors.weekday",
     "airflow.sensors.http_sensor": "airflow.providers.http.sensors.http",
+    "airflow.sensors.hive_partition_sensor":
+        "airflow.providers.apache.hive.sensors.hive_partition",
+    "airflow.sensors.named_hive_partition_sensor":
+        "airflow.providers.apache.hive.sensors.named_hive_partition",
+    "airflow.sensors.metastore_partition_sensor":
+        "airflow.providers.apache.hive.sensors.metastore_partition",
+    "airflow.sensors.web_hdfs_sensor": "airflow.providers.apache.hdfs.sensors.web_hdfs",
+    "airflow.operators.hive_operator": "airflow.providers.apache.hive.operators.hive",
+    "airflow.operators.mssql_operator": "airflow.providers.microsoft.mssql.operators.mssql",
+    "airflow.operators.oracle_operator": "airflow.providers.oracle.operators.oracle",
+    "airflow.operators.sqlite_operator": "airflow.providers.sqlite.operators.sqlite",
+    "airflow.operators.jdbc_operator": "airflow.providers.jdbc.operators.jdbc",
+    "airflow.hooks.dbapi_hook": f"{_SQL}.hooks.sql",
+    "airflow.hooks.dbapi": f"{_SQL}.hooks.sql",
+    "airflow.hooks.sqlite_hook": "airflow.providers.sqlite.hooks.sqlite",
     "airflow.sensors.s3_key_sensor": "airflow.providers.amazon.aws.sensors.s3",
     "airflow.hooks.base_hook": "airflow.hooks.base",
     "airflow.hooks.postgres_hook": "airflow.providers.postgres.hooks.postgres",
@@ -80,6 +95,12 @@ MOVED_MODULES: dict[str, str] = {
     "airflow.contrib.hooks.sftp_hook": "airflow.providers.sftp.hooks.sftp",
     "airflow.contrib.operators.spark_submit_operator":
         "airflow.providers.apache.spark.operators.spark_submit",
+    "airflow.contrib.operators.bigquery_operator":
+        "airflow.providers.google.cloud.operators.bigquery",
+    "airflow.contrib.operators.kubernetes_pod_operator":
+        "airflow.providers.cncf.kubernetes.operators.pod",
+    "airflow.contrib.operators.slack_webhook_operator":
+        "airflow.providers.slack.operators.slack_webhook",
     # Module names of older provider releases.
     "airflow.providers.amazon.aws.sensors.s3_key": "airflow.providers.amazon.aws.sensors.s3",
     "airflow.providers.amazon.aws.hooks.s3_hook": "airflow.providers.amazon.aws.hooks.s3",
