@@ -4,16 +4,18 @@ mode: servers.s3_server), through an aws connection with endpoint_url in its ext
 from __future__ import annotations
 
 import gzip
+import json
 import logging
 import uuid
 from pathlib import Path
 
 import pytest
-from servers import AWS_SECRET, S3Server, run_airflow_dag
+from servers import AWS_KEY_ID, AWS_SECRET, S3Server, run_airflow_dag
 
 from statewright.providers.amazon.aws.hooks.s3 import S3Hook, S3KeyNotFound
 from statewright.providers.amazon.aws.operators.s3 import S3DeleteObjectsOperator
 from statewright.providers.amazon.aws.sensors.s3 import S3KeySensor
+from statewright.sdk import BaseHook
 
 
 @pytest.fixture
@@ -68,6 +70,22 @@ def test_hook_buckets_loads_reads_lists_copies_and_deletes(
     hook.delete_bucket(bucket, force_delete=True)
     assert not hook.check_for_bucket(bucket)
     assert AWS_SECRET not in caplog.text
+
+
+def test_an_older_s3_connection_with_its_keys_and_host_in_the_extra(
+        s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MinIO tutorials' connection: type s3, the keys and the endpoint in the extra."""
+    monkeypatch.setenv("STATEWRIGHT_CONN_MINIO_CONN", json.dumps({
+        "conn_type": "s3", "extra": {"aws_access_key_id": AWS_KEY_ID,
+                                     "aws_secret_access_key": AWS_SECRET,
+                                     "host": s3_server.endpoint_url}}))
+    hook = BaseHook.get_hook("minio_conn")
+    assert isinstance(hook, S3Hook)
+    bucket = _bucket()
+    hook.create_bucket(bucket)
+    hook.load_string("x", "data.csv", bucket)
+    assert S3KeySensor(task_id="s", bucket_name=bucket, bucket_key="data.csv",
+                       aws_conn_id="minio_conn").poke({})
 
 
 def test_key_sensor_exact_wildcard_regex_and_check_fn(aws: S3Server) -> None:

@@ -1,12 +1,14 @@
 """``AwsBaseHook`` / ``AwsGenericHook``: a boto3 client from an ``aws`` connection (Airflow's
 amazon provider).
 
-The connection's ``login`` and ``password`` are the access key id and the secret access key;
-its extra may give ``region_name``, ``endpoint_url`` (an S3-compatible server: MinIO, moto,
-Ceph...), ``aws_session_token``, ``verify``, ``config_kwargs`` (botocore ``Config``) and
-``service_config`` (per service: ``{"s3": {"endpoint_url": ..., "bucket_name": ...}}``). With no
-connection (``aws_conn_id=None``, or an id that does not exist) boto3's own chain is used: the
-environment, ``~/.aws``, the instance's role.
+The connection (type ``aws``, or the older ``s3``) has the access key id and the secret access
+key as ``login`` and ``password`` (older connections: ``aws_access_key_id`` and
+``aws_secret_access_key`` in the extra). Its extra may give ``region_name``, ``endpoint_url``
+(an S3-compatible server: MinIO, moto, Ceph...; ``host`` in older connections),
+``aws_session_token``, ``verify``, ``config_kwargs`` (botocore ``Config``) and
+``service_config`` (per service: ``{"s3": {"endpoint_url": ..., "bucket_name": ...}}``).
+With no connection (``aws_conn_id=None``, or an id that does not exist) boto3's own chain is
+used: the environment, ``~/.aws``, the instance's role.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class AwsGenericHook(BaseHook):
     conn_name_attr: ClassVar[str] = "aws_conn_id"
     default_conn_name: ClassVar[str] = "aws_default"
     conn_type: ClassVar[str] = "aws"
+    conn_types: ClassVar[tuple[str, ...]] = ("aws", "s3")
     hook_name: ClassVar[str] = "Amazon Web Services"
 
     def __init__(self, aws_conn_id: str | None = "aws_default", verify: bool | str | None = None,
@@ -57,8 +60,11 @@ class AwsGenericHook(BaseHook):
                             "credentials", self.aws_conn_id)
             else:
                 self._extra = dict(conn.extra_dejson)
-                self._credentials = {"aws_access_key_id": conn.login,
-                                     "aws_secret_access_key": conn.password}
+                # older connections (MinIO tutorials, the s3 type) keep the keys in the extra
+                self._credentials = {
+                    "aws_access_key_id": conn.login or self._extra.get("aws_access_key_id"),
+                    "aws_secret_access_key": conn.password
+                    or self._extra.get("aws_secret_access_key")}
         self._credentials["aws_session_token"] = self._extra.get("aws_session_token")
         return self._extra
 

@@ -30,6 +30,7 @@ _WILDCARD = re.compile(r"[*?\[]")
 
 class S3Hook(AwsBaseHook):
     conn_type: ClassVar[str] = "aws"
+    conn_types: ClassVar[tuple[str, ...]] = ("aws", "s3")
     hook_name: ClassVar[str] = "Amazon S3"
 
     def __init__(self, aws_conn_id: str | None = "aws_default", verify: bool | str | None = None,
