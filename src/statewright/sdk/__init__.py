@@ -112,6 +112,7 @@ from statewright.sdk.timetables import (
     MultipleCronTriggerTimetable,
 )
 from statewright.sdk.variables import Variable
+from statewright.sdk.weight_rule import WeightRule
 from statewright.sdk.xcom_arg import XComArg
 
 __all__ = [
@@ -192,6 +193,7 @@ __all__ = [
     "WaitForAll",
     "WeekDay",
     "WeekWindow",
+    "WeightRule",
     "Window",
     "XComArg",
     "asset",

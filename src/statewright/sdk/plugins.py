@@ -179,6 +179,11 @@ def load_plugins(folder: str | Path | None = None, *, entry_points: bool = True)
         _loaded = True
         base = Path(folder) if folder is not None else plugins_folder()
         if base.is_dir():
+            # As in Airflow, the folder is on sys.path: a plugin imports the folder's packages
+            # by their own names (``from my_plugins.strategies import MyStrategy``), and a DAG
+            # names a strategy by that path (``weight_rule="my_plugins.strategies.MyStrategy"``).
+            if str(base) not in sys.path:
+                sys.path.append(str(base))
             # the folder is the package ``statewright_plugins``: its files import each other
             package = ModuleType(_PACKAGE)
             package.__path__ = [str(base)]

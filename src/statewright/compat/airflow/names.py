@@ -104,6 +104,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.plugins_manager": ("statewright.sdk.plugins",),
     "airflow.listeners": ("statewright.sdk.plugins",),
     "airflow.task.priority_strategy": ("statewright.sdk.plugins",),
+    "airflow.utils.weight_rule": ("statewright.sdk.weight_rule",),
     "airflow.models.dagrun": ("statewright.sdk.plugins",),
     EXAMPLE_PLUGINS: ("statewright.sdk.plugins",),  # its modules: files of the plugins folder
     "airflow.utils.dates": (f"{_LEGACY}.dates", "statewright.sdk"),
