@@ -101,3 +101,12 @@ def test_check_json_and_table_list_them(tmp_path: Path, monkeypatch: pytest.Monk
                                env={"COLUMNS": "200"})
     assert "Airflow 2 constructs" in table.output
     assert "schedule_interval=" in table.output and "max_active_tasks=" in table.output
+
+
+def test_airflow2_paths_of_standard_operators_are_named() -> None:
+    found = constructs("from airflow.operators.bash import BashOperator\n"
+                       "import airflow.sensors.python\n")
+    assert found[(1, "module airflow.operators.bash")] == \
+        "airflow.providers.standard.operators.bash (Airflow 3)"
+    assert found[(2, "module airflow.sensors.python")] == \
+        "airflow.providers.standard.sensors.python (Airflow 3)"

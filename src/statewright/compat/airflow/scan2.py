@@ -26,6 +26,7 @@ from statewright.compat.airflow.airflow2 import (
     RENAMED_NAMES,
     TASK_ARGUMENTS,
 )
+from statewright.compat.airflow.names import MODULES
 
 _KEY_RE = re.compile(r"\b(" + "|".join(sorted(CONTEXT_KEYS, key=len, reverse=True)) + r")\b")
 _DAG_NAMES = frozenset({"DAG", "dag"})
@@ -61,7 +62,7 @@ def _constructs(node: ast.AST, dag_names: set[str]) -> list[Construct]:
     if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
         return _imports(node)
     if isinstance(node, ast.Import):
-        return [_moved(node.lineno, a.name) for a in node.names if a.name in MOVED_MODULES]
+        return [_moved(node.lineno, a.name) for a in node.names if _new_module(a.name)]
     if isinstance(node, ast.Call):
         return _call(node, dag_names)
     if isinstance(node, ast.Dict):
@@ -81,9 +82,21 @@ def _constructs(node: ast.AST, dag_names: set[str]) -> list[Construct]:
     return []
 
 
+def _new_module(module: str) -> str | None:
+    """The Airflow 3 module of an Airflow 2 one: the table's, or the standard provider's
+    for ``airflow.operators.X`` / ``airflow.sensors.X`` / ``airflow.triggers.X``."""
+    if module in MOVED_MODULES:
+        return MOVED_MODULES[module]
+    parts = module.split(".")
+    if len(parts) == 3 and parts[1] in ("operators", "sensors", "triggers"):
+        standard = f"airflow.providers.standard.{parts[1]}.{parts[2]}"
+        return standard if standard in MODULES else None
+    return None
+
+
 def _imports(node: ast.ImportFrom) -> list[Construct]:
     module = str(node.module)
-    out = [_moved(node.lineno, module)] if module in MOVED_MODULES else []
+    out = [_moved(node.lineno, module)] if _new_module(module) else []
     for alias in node.names:
         if alias.name in RENAMED_NAMES:
             out.append(Construct(node.lineno, alias.name, RENAMED_NAMES[alias.name]))
@@ -91,7 +104,7 @@ def _imports(node: ast.ImportFrom) -> list[Construct]:
 
 
 def _moved(line: int, module: str) -> Construct:
-    return Construct(line, f"module {module}", f"{MOVED_MODULES[module]} (Airflow 3)")
+    return Construct(line, f"module {module}", f"{_new_module(module)} (Airflow 3)")
 
 
 def _call(node: ast.Call, dag_names: set[str]) -> list[Construct]:
