@@ -76,6 +76,11 @@ def test_engine_uri_autocommit_and_options(hook: PostgresHook, pg_conn: str) -> 
     hook.run("VACUUM items", autocommit=True)
     with pytest.raises(psycopg.errors.ActiveSqlTransaction):
         hook.run("VACUUM items")
+    # get_conn is the driver's connection: `with` commits at its end, as DAG code expects
+    with hook.get_conn() as conn, conn.cursor() as cursor:
+        assert isinstance(conn, psycopg.Connection)
+        cursor.execute("INSERT INTO items VALUES (40, 'with', 1)")
+    assert hook.get_first("SELECT name FROM items WHERE id = 40") == ("with",)
     conn = hook.get_conn()
     try:
         assert hook.get_autocommit(conn) is False

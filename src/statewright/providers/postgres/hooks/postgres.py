@@ -50,7 +50,7 @@ class PostgresHook(DbApiHook):
     def get_conn(self) -> Any:
         conn = super().get_conn()
         if self.enable_log_db_messages:
-            conn.driver_connection.add_notice_handler(
+            conn.add_notice_handler(
                 lambda notice: self.log.info("%s: %s", notice.severity, notice.message_primary))
         return conn
 

@@ -152,8 +152,13 @@ class DbApiHook(BaseHook):
         return options
 
     def get_conn(self) -> Any:
-        """A DB-API connection (the driver's), from the engine's pool."""
-        return self.get_sqlalchemy_engine().raw_connection()
+        """A DB-API connection of the driver (psycopg, PyMySQL, sqlite3), as Airflow's hooks
+        return: the caller closes it, and ``with conn:`` does what the driver's does (commits
+        at the end). Made by the engine, then detached from it."""
+        pooled = self.get_sqlalchemy_engine().raw_connection()
+        driver = pooled.driver_connection
+        pooled.detach()
+        return driver
 
     def get_cursor(self) -> Any:
         return self.get_conn().cursor()
