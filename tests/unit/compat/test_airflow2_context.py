@@ -82,3 +82,12 @@ def test_every_context_has_them_and_keeps_its_own_keys(run_id: str) -> None:
     assert built["conf"] == {"k": 1}  # the run's conf, as before
     expected = "2024-03-11" if run_id.startswith("scheduled") else "2024-03-10"
     assert built["next_ds"] == expected
+
+
+def test_a_timetable_that_cannot_step_back_leaves_the_key_none() -> None:
+    class Stubborn(CronDataIntervalTimetable):
+        def _get_prev(self, current: datetime) -> datetime:
+            raise RuntimeError("no")
+
+    keys = airflow2_context(context(Stubborn("0 0 * * *", timezone="UTC"), "scheduled__x", DAY))
+    assert keys["prev_execution_date"] is None and keys["prev_ds"] is None

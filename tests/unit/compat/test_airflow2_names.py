@@ -183,3 +183,9 @@ def test_every_moved_module_loads_or_names_its_provider(layer: None, module: str
         assert package is not None and package in str(exc) and module in str(exc)
     else:
         assert loaded.__name__ == module
+
+
+def test_cron_presets_of_airflow2(layer: None) -> None:
+    from airflow.utils.dates import cron_presets
+
+    assert cron_presets["@daily"] == "0 0 * * *" and cron_presets["@hourly"] == "0 * * * *"

@@ -87,5 +87,8 @@ def _prev_logical(context: Mapping[str, Any], logical: datetime) -> datetime | N
     step_back = getattr(timetable, "_get_prev", None)  # statewright's periodic timetables
     if step_back is None:
         return None
-    moment: datetime = step_back(logical)
+    try:
+        moment: datetime = step_back(logical)
+    except Exception:  # a timetable that cannot step back: the key is None, the try runs
+        return None
     return moment

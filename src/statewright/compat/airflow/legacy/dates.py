@@ -1,4 +1,5 @@
-"""``airflow.utils.dates.days_ago`` and ``airflow.utils.decorators.apply_defaults``."""
+"""``airflow.utils.dates.days_ago`` and ``cron_presets``, and
+``airflow.utils.decorators.apply_defaults``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,17 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-__all__ = ["apply_defaults", "days_ago"]
+__all__ = ["apply_defaults", "cron_presets", "days_ago"]
+
+cron_presets: dict[str, str] = {
+    "@hourly": "0 * * * *",
+    "@daily": "0 0 * * *",
+    "@weekly": "0 0 * * 0",
+    "@monthly": "0 0 1 * *",
+    "@quarterly": "0 0 1 */3 *",
+    "@yearly": "0 0 1 1 *",
+}
+"""Airflow 2's ``airflow.utils.dates.cron_presets``: preset → cron expression."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
