@@ -38,6 +38,7 @@ from statewright.services.worker.process_pool import Done, TaskProcessPool
 DAGS = textwrap.dedent('''
     from datetime import timedelta
     from statewright.sdk import DAG, task
+    from statewright.sdk.operators import TriggerDagRunOperator
 
     with DAG("victim"):
         @task(retries=2, retry_delay=timedelta(seconds=0))
@@ -45,6 +46,16 @@ DAGS = textwrap.dedent('''
             return len(context["dag_run"].conf)
 
         reads_conf()
+
+    deep = []
+    for _ in range(499):
+        deep = [deep]
+
+    class Untemplated(TriggerDagRunOperator):
+        template_fields = ()
+
+    with DAG("returns_deep"):  # its try's outcome carries the conf: it cannot be pickled
+        Untemplated(task_id="deep_value", trigger_dag_id="ordinary", conf={"a": deep})
 
     with DAG("ordinary"):
         @task
@@ -220,3 +231,19 @@ def test_eight_runs_with_a_conf_500_deep_leave_an_ordinary_dag_to_run(
     res = client.get("/api/v1/dags/victim/dagRuns")
     assert res.status_code == 200
     assert all(r["read_error"] for r in res.json()["dag_runs"])
+
+
+def test_a_result_that_cannot_be_sent_back_fails_its_try_and_the_process_runs_the_next(
+        dags: Engine, pool_of: Callable[[InputLimits | None], TaskProcessPool]) -> None:
+    pool = pool_of(None)
+    bad = _queue(dags, "returns_deep", "deep_value")
+    good = _queue(dags, "ordinary", "first")
+    got = _Collector()
+    pool.submit([bad, good], on_done=got)
+    done = got.wait_for([bad, good])
+    assert done[bad].outcome == "failed" and done[good].outcome == "success"
+    with dags.connect() as conn:
+        ti = ti_repo.get(conn, bad)
+    assert ti.state_name == "Failed", ti.state_message  # not Crashed: the process reported
+    assert "could not be sent to its worker: RecursionError" in ti.state_message
+    assert _running(dags) == 0

@@ -206,6 +206,24 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise TaskInterrupted("the worker is shutting down (SIGTERM): the try was interrupted")
 
 
+def _report(conn: Any, w: Workload, result: TryResult) -> None:
+    """Send the outcome up; one that cannot be pickled (a value nested past Python's recursion
+    limit) is reported as the try's failure, so the try ends ``failed`` with the reason instead
+    of the process dying (``Crashed``). A broken pipe: the supervisor is gone."""
+    try:
+        conn.send(result)
+    except OSError:
+        return
+    except Exception as exc:
+        detail = (str(exc).splitlines() or [""])[0][:300]
+        failed = TryResult.of(w, kind=FAILED, hostname=HOSTNAME, pid=os.getpid(),
+                              start_date=result.start_date,
+                              error=f"the try's outcome could not be sent to its worker: "
+                                    f"{type(exc).__name__}: {detail}")
+        failed.import_seconds = result.import_seconds
+        conn.send(failed)
+
+
 def child_main(conn: Any) -> None:
     """The loop of a local executor task process: receive a workload, run it, report. SIGTERM
     ends the running try (reported ``interrupted``; ``finally`` blocks run) and the process."""
@@ -232,6 +250,6 @@ def child_main(conn: Any) -> None:
                                   traceback=traceback.format_exc(), hostname=HOSTNAME,
                                   pid=os.getpid())
         result.import_seconds = _imported[0] - imported
-        conn.send(result)
+        _report(conn, w, result)
         if interrupted:
             return
