@@ -2,17 +2,18 @@
 
 Settings (Airflow's ``[common.io]`` options):
 
-- ``STATEWRIGHT_XCOM_OBJECTSTORAGE_PATH``: where values go, ``file:///var/xcom`` or a plain
-  folder path;
+- ``STATEWRIGHT_XCOM_OBJECTSTORAGE_PATH``: where values go, an ``ObjectStoragePath``:
+  ``file:///var/xcom`` (or a plain folder path) or ``s3://aws_default@bucket/xcom`` (the
+  connection before the ``@``);
 - ``STATEWRIGHT_XCOM_OBJECTSTORAGE_THRESHOLD``: a value whose JSON form has at least this many
   bytes goes to a file; smaller ones stay in the database (default ``-1``: every value stays);
 - ``STATEWRIGHT_XCOM_OBJECTSTORAGE_COMPRESSION``: ``gzip``, ``bz2`` or ``lzma`` (default none).
 
 A value written to a file is kept at ``<path>/<dag_id>/<run_id>/<task_id>/<uuid>.json[.gz]``;
-the database row holds a reference ``{"__type": "objectstorage", "value": "file:///...",
+the database row holds a reference ``{"__type": "objectstorage", "value": "s3://...",
 "bytes": n}`` (with ``length``, the number of items of a list, tuple or dict, so that the
-scheduler can map over a value it does not read). A reference that points outside the
-configured path is refused.
+scheduler can map over a value it does not read). A reference is read back through the
+configured path (and its connection); one that points outside it is refused.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ import os
 import uuid
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from statewright.sdk import serde
+from statewright.sdk.object_storage import ObjectStoragePath
 from statewright.sdk.xcom_backend import BaseXCom
 
 __all__ = ["XComObjectStorageBackend"]
@@ -41,21 +43,14 @@ _COMPRESSIONS: dict[str, tuple[str, Any]] = {
     "gzip": (".gz", gzip), "bz2": (".bz2", bz2), "lzma": (".xz", lzma), "xz": (".xz", lzma)}
 
 
-def _base_path() -> Path:
+def _base_path() -> ObjectStoragePath:
     raw = os.environ.get(PATH_SETTING) or ""
     if not raw:
         raise ValueError(f"{PATH_SETTING} is not set: the object-storage XCom backend needs a "
-                         "folder (file:///path) to write large values to")
-    return _local_path(raw)
-
-
-def _local_path(url: str) -> Path:
-    parts = urlsplit(url)
-    if parts.scheme in ("", "file"):
-        return Path(unquote(parts.path) if parts.scheme else url).expanduser().absolute()
-    raise ValueError(
-        f"{url!r}: only local paths (file://) are supported by the object-storage XCom "
-        "backend here")
+                         "place (file:///path, s3://conn@bucket/prefix) to write large values to")
+    if "://" not in raw:  # a plain folder path
+        raw = Path(raw).expanduser().absolute().as_uri()
+    return ObjectStoragePath(unquote(raw) if raw.startswith("file://") else raw)
 
 
 def _threshold() -> int:
@@ -97,7 +92,7 @@ class XComObjectStorageBackend(BaseXCom):
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / f"{uuid.uuid4()}.json{compression[0] if compression else ''}"
         target.write_bytes(compression[1].compress(encoded) if compression else encoded)
-        reference: dict[str, Any] = {serde.TYPE_KEY: REFERENCE, "value": target.as_uri(),
+        reference: dict[str, Any] = {serde.TYPE_KEY: REFERENCE, "value": str(target),
                                      "bytes": len(encoded)}
         if isinstance(value, list | tuple | dict):
             reference["length"] = len(value)
@@ -129,9 +124,13 @@ class XComObjectStorageBackend(BaseXCom):
             _checked_path(result.value["value"]).unlink(missing_ok=True)
 
 
-def _checked_path(url: str) -> Path:
-    path = _local_path(url).resolve()
-    base = _base_path().resolve()
-    if not path.is_relative_to(base):
+def _checked_path(url: str) -> ObjectStoragePath:
+    """The stored object a reference names, under the configured path (with its connection)."""
+    base = _base_path()
+    try:
+        relative = ObjectStoragePath(url).relative_to(base)
+    except (ValueError, TypeError):
+        relative = None
+    if relative is None or ".." in relative.parts or not relative.parts:
         raise ValueError(f"the XCom reference {url!r} points outside {PATH_SETTING} ({base})")
-    return path
+    return base.joinpath(str(relative))

@@ -207,3 +207,97 @@ def test_a_value_that_cannot_be_stored_fails_its_try_naming_type_and_task() -> N
     assert "cannot be stored as JSON" in message
     lock = result.ti("pushes_a_lock").state_message or ""
     assert "task 'pushes_a_lock': xcom_push('lock', ...) got a value of type lock" in lock
+
+
+EXECUTOR_DAG = '''
+import dataclasses
+from decimal import Decimal
+from statewright.sdk import DAG, task
+
+
+@dataclasses.dataclass
+class Batch:
+    id: int
+    total: Decimal
+
+
+with DAG("xcom_types_executor"):
+    @task(queue=QUEUE)
+    def make():
+        return Batch(1, Decimal("2.50")), (Decimal("1.1"), Decimal("2.2"))
+
+    @task(queue=QUEUE)
+    def parts():
+        return (Decimal("1.5"), Decimal("2.5"))
+
+    @task(queue=QUEUE)
+    def double(x):
+        assert type(x) is Decimal, type(x)
+        return x * 2
+
+    @task(queue=QUEUE)
+    def check(pair, doubled):
+        batch, amounts = pair
+        assert isinstance(batch, Batch) and type(batch.total) is Decimal, batch
+        assert amounts == (Decimal("1.1"), Decimal("2.2")), amounts
+        assert list(doubled) == [Decimal("3.0"), Decimal("5.0")], doubled
+        return batch.total + sum(amounts)
+
+    check(make(), double.expand(x=parts()))
+'''
+"""A DAG file whose values (a dataclass of the file itself, Decimals, a tuple mapped over)
+cross task processes: the Celery tests use it too."""
+
+
+def check_executor_run(engine: Engine, run_pk: int) -> None:
+    """Every task of the run succeeded and ``check`` stored the sum as a Decimal."""
+    from statewright.db.repositories import task_instances as ti_repo
+    from statewright.db.repositories import xcoms as xcom_repo
+
+    with engine.connect() as conn:
+        tis = ti_repo.by_run(conn, run_pk)
+        stored = xcom_repo.get_return_values(conn, [(run_pk, "check")])
+    assert {(t.task_id, t.map_index, t.state) for t in tis if t.state != "success"} == set(), [
+        (t.task_id, t.state_message) for t in tis]
+    assert stored[(run_pk, "check")] == {"__type": "decimal", "value": "5.80"}
+
+
+def test_values_cross_local_executor_task_processes(engine: Engine, tmp_path: Any) -> None:
+    import threading
+
+    from statewright.core.clock import utcnow
+    from statewright.core.transitions import Actor
+    from statewright.db.engine import transaction
+    from statewright.db.repositories import runs as run_repo
+    from statewright.services.dag_processor import DagProcessor
+    from statewright.services.dag_runs import trigger_dag
+    from statewright.services.dag_view import DagViewCache
+    from statewright.services.executors.local import LocalExecutor
+    from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
+
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "types.py").write_text(EXECUTOR_DAG.replace("QUEUE", "'default'"))
+    DagProcessor(engine, tmp_path / "dags").run_once()
+    views = DagViewCache()
+    executor = LocalExecutor(engine, parallelism=2, views=views, logs_folder=tmp_path / "logs",
+                             heartbeat_seconds=0.5)
+    executor.start()
+    scheduler = Scheduler(engine, executor, views=views,
+                          config=SchedulerConfig(idle_seconds=0.1))
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run_forever, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        with transaction(engine) as conn:
+            run_pk, _ = trigger_dag(conn, "xcom_types_executor", now=utcnow(),
+                                         actor=Actor.USER)
+        for _ in range(600):  # the run ends within 60 s
+            with engine.connect() as conn:
+                if run_repo.get(conn, run_pk).state in ("success", "failed"):
+                    break
+            stop.wait(0.1)
+    finally:
+        stop.set()
+        thread.join(10)
+        executor.stop()
+    check_executor_run(engine, run_pk)
