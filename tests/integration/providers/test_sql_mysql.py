@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pymysql
 import pytest
+from sql_http_servers import define_connection
 
 from statewright.providers.mysql.hooks.mysql import MySqlHook
 from statewright.providers.mysql.operators.mysql import MySqlOperator
@@ -86,3 +87,16 @@ def test_mysql_operator(hook: MySqlHook, maria_conn: str) -> None:
     write.execute({})
     assert total.execute({}) == [["op", 3.5]]
     assert isinstance(total.get_db_hook(), MySqlHook)
+
+
+def test_cursor_extra_makes_dict_rows(hook: MySqlHook, maria_scratch_database: str,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    hook.insert_rows("sales", [(1, "north", 2)])
+    define_connection(monkeypatch, "maria_dicts", {
+        "conn_type": "mysql", "host": "127.0.0.1", "login": "root",
+        "schema": maria_scratch_database, "extra": {"cursor": "dictcursor"}})
+    dicts = MySqlHook(mysql_conn_id="maria_dicts")
+    assert dicts.get_records("SELECT id, region FROM sales") == [{"id": 1, "region": "north"}]
+    assert dicts.get_first("SELECT COUNT(*) AS n FROM sales") == {"n": 1}
+    with dicts.get_sqlalchemy_engine().connect() as conn:  # the engine keeps plain rows
+        assert conn.exec_driver_sql("SELECT 1").all() == [(1,)]

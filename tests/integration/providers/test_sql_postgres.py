@@ -7,6 +7,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from sql_http_servers import define_connection
 
 from statewright.providers.postgres.hooks.postgres import PostgresHook
 from statewright.providers.postgres.operators.postgres import PostgresOperator
@@ -105,3 +106,17 @@ def test_postgres_operator_runs_as_sql_execute_query(hook: PostgresHook, pg_conn
     assert write.execute({}) is None
     assert read.execute({}) == [[5, "op", "elsewhere, public"]]
     assert isinstance(read.get_db_hook(), PostgresHook)
+
+
+def test_cursor_extra_makes_dict_or_named_rows(hook: PostgresHook, pg_scratch_database: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    hook.insert_rows("items", [(1, "a", 2)])
+    for kind in ("realdictcursor", "namedtuplecursor"):
+        define_connection(monkeypatch, "pg_rows", {
+            "conn_type": "postgres", "host": "127.0.0.1", "login": "postgres",
+            "schema": pg_scratch_database, "extra": {"cursor": kind}})
+        rows = PostgresHook(postgres_conn_id="pg_rows").get_records("SELECT id, name FROM items")
+        if kind == "realdictcursor":
+            assert rows == [{"id": 1, "name": "a"}]
+        else:
+            assert (rows[0].id, rows[0].name) == (1, "a")

@@ -5,14 +5,17 @@ As Airflow's: ``mysql_conn_id`` (default ``mysql_default``), ``schema``, ``local
 ``bulk_dump`` (``SELECT ... INTO OUTFILE``: the file is written by the server, on its machine),
 ``bulk_load_custom``, ``get_autocommit`` / ``set_autocommit``. The extra's keys PyMySQL
 understands are passed on (``charset``, ``ssl``, ``unix_socket``, ``local_infile``,
-``init_command``, ``connect_timeout``); Airflow's ``client`` is ignored (the client is always
-PyMySQL) and so is ``cursor``.
+``init_command``, ``connect_timeout``), and ``cursor`` (``sscursor``, ``dictcursor``,
+``ssdictcursor``: rows as dicts, or read from the server as they are fetched); Airflow's
+``client`` is ignored (the client is always PyMySQL).
 """
 
 from __future__ import annotations
 
 from contextlib import closing
 from typing import Any
+
+import pymysql.cursors
 
 from statewright.providers.common.sql.hooks.sql import DbApiHook
 
@@ -22,6 +25,10 @@ _PYMYSQL_EXTRAS = frozenset({
     "charset", "ssl", "unix_socket", "local_infile", "init_command", "connect_timeout",
     "read_timeout", "write_timeout", "ssl_ca", "ssl_cert", "ssl_key", "ssl_check_hostname",
 })
+
+
+_CURSORS = {"sscursor": pymysql.cursors.SSCursor, "dictcursor": pymysql.cursors.DictCursor,
+            "ssdictcursor": pymysql.cursors.SSDictCursor}
 
 
 class MySqlHook(DbApiHook):
@@ -49,6 +56,13 @@ class MySqlHook(DbApiHook):
         if self.init_command:
             query["init_command"] = self.init_command
         return query, args
+
+    def get_conn(self) -> Any:
+        conn = super().get_conn()
+        cursor = str(self.connection.extra_dejson.get("cursor", "")).lower()
+        if cursor in _CURSORS:  # on this connection only, not the engine's
+            conn.cursorclass = _CURSORS[cursor]
+        return conn
 
     def bulk_load(self, table: str, tmp_file: str) -> None:
         """Load the tab-separated file ``tmp_file`` (on this machine) into ``table``."""

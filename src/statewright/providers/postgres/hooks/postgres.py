@@ -6,7 +6,8 @@ connection's schema), ``options`` (libpq's ``-c name=value`` run-time parameters
 ``bulk_load`` / ``bulk_dump`` (``COPY ... FROM STDIN`` / ``TO STDOUT``, tab-separated text),
 ``insert_rows(..., replace=True, replace_index=...)`` as ``INSERT ... ON CONFLICT``, and
 ``get_table_primary_key``. The extra's keys go to psycopg (``sslmode``, ``connect_timeout``,
-``application_name``, ...), but Airflow's own (``cursor``, ``iam``, ...).
+``application_name``, ...), but Airflow's own (``iam``, ...); its ``cursor`` (``dictcursor``,
+``realdictcursor``, ``namedtuplecursor``) makes rows dicts or named tuples.
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from psycopg.rows import dict_row, namedtuple_row
+
 from statewright.providers.common.sql.hooks.sql import DbApiHook
 
 __all__ = ["PostgresHook"]
 
 _TO_STDOUT = re.compile(r"\bTO\s+STDOUT\b", re.IGNORECASE)
+_ROW_FACTORIES = {"dictcursor": dict_row, "realdictcursor": dict_row,
+                  "namedtuplecursor": namedtuple_row}
 
 
 class PostgresHook(DbApiHook):
@@ -49,6 +54,9 @@ class PostgresHook(DbApiHook):
 
     def get_conn(self) -> Any:
         conn = super().get_conn()
+        cursor = str(self.connection.extra_dejson.get("cursor", "")).lower()
+        if cursor in _ROW_FACTORIES:  # on this connection only, not the engine's
+            conn.row_factory = _ROW_FACTORIES[cursor]
         if self.enable_log_db_messages:
             conn.add_notice_handler(
                 lambda notice: self.log.info("%s: %s", notice.severity, notice.message_primary))

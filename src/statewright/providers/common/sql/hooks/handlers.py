@@ -9,19 +9,24 @@ from typing import Any
 __all__ = ["fetch_all_handler", "fetch_one_handler", "return_single_query_results"]
 
 
-def fetch_all_handler(cursor: Any) -> list[tuple[Any, ...]] | None:
+def fetch_all_handler(cursor: Any) -> list[Any] | None:
     """Every row of a statement that returns rows (None for one that does not)."""
     if cursor.description is None:
         return None
-    return [tuple(row) for row in cursor.fetchall()]
+    return [_row(row) for row in cursor.fetchall()]
 
 
-def fetch_one_handler(cursor: Any) -> tuple[Any, ...] | None:
+def fetch_one_handler(cursor: Any) -> Any:
     """The first row of a statement that returns rows (None for none, or no rows)."""
     if cursor.description is None:
         return None
     row = cursor.fetchone()
-    return None if row is None else tuple(row)
+    return None if row is None else _row(row)
+
+
+def _row(row: Any) -> Any:
+    """A row as the cursor makes it when a tuple or a dict (a dict cursor's), else a tuple."""
+    return row if isinstance(row, tuple | dict) else tuple(row)
 
 
 def return_single_query_results(sql: str | Iterable[str], return_last: bool,
