@@ -27,6 +27,7 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import transitions_log
 from statewright.services import listeners
 from statewright.services.dag_runs import create_run
+from statewright.services.dag_test_targets import store_trigger_targets
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.executors.inprocess import InProcessExecutor
 from statewright.services.scheduler.hitl_timeouts import HITLTimeouts
@@ -107,6 +108,8 @@ def run_dag_test(
         with transaction(engine) as conn:
             dag_repo.upsert_dag(conn, serialized, now=now)
             dag_repo.set_paused(conn, dag.dag_id, False)
+            # As Airflow 3.3's dag.test: the DAGs its TriggerDagRunOperators name are stored.
+            store_trigger_targets(conn, dag, now=now)
             view = DagView(serialized, dag_repo.dag_hash(serialized))
             # A test run may repeat a logical date (Airflow's dag.test replaces the earlier
             # run; here both stay, with their histories).
