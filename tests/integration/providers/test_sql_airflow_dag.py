@@ -1,9 +1,7 @@
 """An Airflow DAG file that imports the SQL and HTTP providers from ``airflow.providers...``,
 run unedited with ``dag.test()`` through the compatibility layer: it fetches pages from the
 local HTTP server, writes them to PostgreSQL, checks them, copies them to MariaDB, branches on
-a query, and returns MariaDB's ``SUM()`` (a ``Decimal``, returned as a float until XCom
-carries decimals: then the DAG file's ``float(total)`` goes and the test expects the
-``Decimal``)."""
+a query, and returns MariaDB's ``SUM()`` (a ``Decimal``)."""
 
 from __future__ import annotations
 
@@ -67,9 +65,8 @@ with DAG("warehouse_sync", schedule=None, catchup=False,
 
     @task
     def total():
-        total = MySqlHook(mysql_conn_id="maria_provider").get_first(
+        return MySqlHook(mysql_conn_id="maria_provider").get_first(
             "SELECT SUM(v) FROM mirrored")[0]
-        return float(total)  # a Decimal; a float until XCom carries decimals
 
     big = BranchSQLOperator(task_id="big", conn_id="maria_provider",
                             sql="SELECT SUM(v) > 10 FROM mirrored",
@@ -97,7 +94,8 @@ def test_airflow_dag_with_sql_and_http_providers(
     assert run.ti("fetch").return_value == [10, 20, 30]
     assert run.ti("load").return_value == 3
     assert run.ti("read").return_value == [[2.5], [5], [7.5]]
-    assert run.ti("total").return_value == 15  # 15.0 (a whole float comes back as an int)
+    total = run.ti("total").return_value  # MariaDB's DECIMAL, through XCom
+    assert (type(total), total) == (Decimal, Decimal("15.00"))
     assert MySqlHook(mysql_conn_id=maria_conn).get_records(
         "SELECT v FROM mirrored ORDER BY v") == [
         (Decimal("2.50"),), (Decimal("5.00"),), (Decimal("7.50"),)]
