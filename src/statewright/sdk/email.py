@@ -89,5 +89,5 @@ def send_alert_email(task: Any, context: Any, state: str, exception: Any) -> Non
             f"Exception:<br>{error}<br>"
             f"Task: {html.escape(task.task_id)} in DAG {html.escape(str(dag_id))}, run "
             f"{html.escape(str(run_id))}<br>"
-            f"Host: {html.escape(socket.getfqdn())}<br>")
+            f"Host: {html.escape(socket.gethostname())}<br>")
     send_email(task.email, subject, body, conn_id=DEFAULT_CONN_ID)
