@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError, best_match
 
 from statewright.core.errors import StatewrightError
@@ -26,6 +27,16 @@ __all__ = [
 ]
 
 NO_DEFAULT_MESSAGE = "no value was passed and the param has no default value"
+
+# The format checks of a standard Airflow install, whatever else is installed here: "time" is
+# HH:MM:SS (the form of Airflow's trigger form), not RFC 3339's time with an offset, which the
+# optional rfc3339-validator package would demand.
+_FORMATS = FormatChecker(list(Draft202012Validator.FORMAT_CHECKER.checkers))
+
+
+@_FORMATS.checks("time", raises=ValueError)
+def _is_time(instance: object) -> bool:
+    return not isinstance(instance, str) or bool(datetime.strptime(instance, "%H:%M:%S"))
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ def check_schema(schema: Mapping[str, Any]) -> str | None:
 
 def param_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
     """Why ``value`` does not satisfy ``schema`` (one sentence), or None when it does."""
-    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    validator = Draft202012Validator(schema, format_checker=_FORMATS)
     error = best_match(validator.iter_errors(value))
     if error is None:
         return None
