@@ -110,12 +110,13 @@ with DAG("osp_dag", schedule=None, start_date=datetime(2026, 1, 1)) as dag:
     def write(run_id=None):
         path = BASE / f"{run_id}.csv"
         path.write_text("a,b\\n1,2\\n")
-        return str(path)
+        return path  # an XCom: the next task receives the path
 
     @task
-    def read(location):
-        path = OldPath(location, conn_id="aws_default")
-        return [path.read_text(), [p.name for p in BASE.iterdir()], OldPath is ObjectStoragePath]
+    def read(path):
+        again = OldPath(str(path), conn_id="aws_default")
+        return [type(path).__name__, again.read_text(), [p.name for p in BASE.iterdir()],
+                OldPath is ObjectStoragePath]
 
     read(write())
 '''
@@ -126,5 +127,6 @@ def test_object_storage_path_in_an_airflow_dag_file(
     source = DAG_FILE.replace("BUCKET", bucket)
     result = run_airflow_dag(tmp_path, monkeypatch, source, "osp_dag", run_id="r1")
     assert result.states == {"write": "success", "read": "success"}
-    assert result.ti("write").return_value == f"s3://{bucket}/runs/r1.csv"
-    assert result.ti("read").return_value == ["a,b\n1,2\n", ["r1.csv"], True]
+    assert str(result.ti("write").return_value) == f"s3://{bucket}/runs/r1.csv"
+    assert result.ti("read").return_value == ["ObjectStoragePath", "a,b\n1,2\n", ["r1.csv"],
+                                              True]
