@@ -189,3 +189,12 @@ def test_cron_presets_of_airflow2(layer: None) -> None:
     from airflow.utils.dates import cron_presets
 
     assert cron_presets["@daily"] == "0 0 * * *" and cron_presets["@hourly"] == "0 * * * *"
+
+
+def test_xcom_is_the_configured_backend_class(
+        layer: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from statewright.sdk.xcom_backend import BaseXCom
+
+    monkeypatch.delenv("STATEWRIGHT_XCOM_BACKEND", raising=False)
+    assert name("airflow.models", "XCom") is BaseXCom
+    assert name("airflow.models.xcom", "XCom") is BaseXCom
