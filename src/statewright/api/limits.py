@@ -8,11 +8,14 @@ import json
 from typing import Any
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from statewright.api.errors import BadRequest
 from statewright.core.limits import DEFAULT_LIMITS, InputLimits, InputTooLarge, check_json_text
 from statewright.core.limits import check_value as _check_value
+
+_IN_THREAD_BYTES = 65_536
 
 
 def limits_of(request: Request) -> InputLimits:
@@ -50,8 +53,12 @@ class JsonBodyLimits:
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 break
+        body = b"".join(chunks)
         try:
-            check_json_text(b"".join(chunks), self.limits)
+            if len(body) > _IN_THREAD_BYTES:  # ~100 ms a MiB: not on the event loop
+                await run_in_threadpool(check_json_text, body, self.limits)
+            else:
+                check_json_text(body, self.limits)
         except InputTooLarge as exc:
             await _reject(send, f"Invalid request: {exc}")
             return
