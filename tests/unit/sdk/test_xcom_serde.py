@@ -231,3 +231,13 @@ def test_shape_counts_containers_and_hides_everything_else() -> None:
     assert shape(serialize({"__type": "x", "k": [1, 2]}))["k"] == [1, 2]
     assert len(shape({"__type": "objectstorage", "value": "file:///x", "length": 4})) == 4
     assert isinstance(shape(serialize({1, 2})), frozenset)
+
+
+def test_trigger_event_payloads_and_kwargs_use_the_same_serializer() -> None:
+    from statewright.sdk.triggers.base import TriggerEvent
+
+    payload = {"total": Decimal("3.50"), "route": Route("r", [], Point(1, Decimal(1)))}
+    back = TriggerEvent.from_data(json.loads(json.dumps(TriggerEvent(payload).to_data())))
+    assert back.payload == payload and isinstance(back.payload["route"], Route)
+    with pytest.raises(SerializationError, match=r"TriggerEvent\.payload\['f'\]: object of type"):
+        TriggerEvent({"f": open})

@@ -36,22 +36,37 @@ class SerializationError(StatewrightError, TypeError):
 
 
 class Walk:
-    """One serialization: the path of the value in messages, the containers being written."""
+    """One serialization: where in the value it is (for messages, formatted only when one is
+    written), and the containers being written (a value that contains itself is refused)."""
 
-    __slots__ = ("path", "seen")
+    __slots__ = ("root", "seen", "steps")
 
     def __init__(self, path: str) -> None:
-        self.path = path
+        self.root = path
+        self.steps: list[tuple[Any, bool]] = []
         self.seen: set[int] = set()
 
-    def inner(self, value: Any, step: str) -> Any:
-        """Serialize ``value``, a member of the value being written (``step``: ``[0]``)."""
-        outer = self.path
-        self.path = outer + step
+    @property
+    def path(self) -> str:
+        return self.root + "".join(f"[{key}]" if index else f"[{key!r}]"
+                                   for key, index in self.steps)
+
+    def inner(self, value: Any, key: Any = None, index: bool = False) -> Any:
+        """Serialize ``value``, a member of the value being written: item ``key`` of a dict,
+        or of a list when ``index``; ``key=None`` for data of the value itself."""
+        if type(value) in _LEAVES:
+            return value
+        if key is None and not index:
+            return serialize_value(value, self)
+        self.steps.append((key, index))
         try:
             return serialize_value(value, self)
         finally:
-            self.path = outer
+            self.steps.pop()
+
+
+_LEAVES = frozenset({type(None), bool, int, str})
+"""Types written as themselves without a look (a float may be NaN)."""
 
 
 def serialize_value(value: Any, walk: Walk) -> Any:
@@ -106,7 +121,8 @@ def _serialize_container(value: Any, walk: Walk) -> Any:
     try:
         if isinstance(value, dict):
             return _serialize_dict(value, walk)
-        items = [walk.inner(item, f"[{i}]") for i, item in enumerate(value)]
+        items = [item if type(item) in _LEAVES else walk.inner(item, i, True)
+                 for i, item in enumerate(value)]
         if isinstance(value, list):
             return items
         if isinstance(value, tuple):
@@ -122,10 +138,11 @@ def _serialize_container(value: Any, walk: Walk) -> Any:
 def _serialize_dict(value: dict[Any, Any], walk: Walk) -> Any:
     if not all(type(key) is str for key in value):
         # Keys JSON cannot hold (ints, tuples, dates...): the dict as its [key, value] pairs.
-        pairs = [[walk.inner(key, f"[{key!r}]"), walk.inner(item, f"[{key!r}]")]
+        pairs = [[walk.inner(key, key), walk.inner(item, key)]
                  for key, item in value.items()]
         return {TYPE_KEY: "dict", "items": pairs}
-    out = {key: walk.inner(item, f"[{key!r}]") for key, item in value.items()}
+    out = {key: item if type(item) in _LEAVES else walk.inner(item, key)
+           for key, item in value.items()}
     if TYPE_KEY in out:
         return {TYPE_KEY: "dict", "value": out}
     return out

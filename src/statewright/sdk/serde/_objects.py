@@ -36,17 +36,17 @@ def encode(value: Any, walk: Walk) -> dict[str, Any] | None:
     cls = type(value)
     data: Any
     if _is_pydantic(cls):
-        data = walk.inner(value.model_dump(mode="python", round_trip=True), "")
+        data = walk.inner(value.model_dump(mode="python", round_trip=True))
     elif callable(getattr(value, "serialize", None)):
-        data = walk.inner(value.serialize(), "")
+        data = walk.inner(value.serialize())
     elif dataclasses.is_dataclass(cls):
         data = walk.inner({f.name: getattr(value, f.name) for f in dataclasses.fields(value)
-                           if f.init}, "")
+                           if f.init})
     elif _is_attrs(cls):
         import attrs
 
         data = walk.inner({a.alias or a.name: getattr(value, a.name) for a in attrs.fields(cls)
-                           if a.init}, "")
+                           if a.init})
     else:
         return None
     if "<locals>" in cls.__qualname__:

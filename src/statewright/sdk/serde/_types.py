@@ -79,13 +79,13 @@ def _write_numpy(value: Any, walk: Walk) -> dict[str, Any] | None:
 
     if isinstance(value, np.ndarray):
         return {TYPE_KEY: "ndarray", CLASSNAME: "numpy.ndarray", "dtype": value.dtype.str,
-                "shape": list(value.shape), "value": walk.inner(value.ravel().tolist(), "")}
+                "shape": list(value.shape), "value": walk.inner(value.ravel().tolist())}
     if isinstance(value, np.generic):
         item = value.item()
         if isinstance(item, complex):
             return None
         return {TYPE_KEY: "numpy", CLASSNAME: f"numpy.{value.dtype.name}",
-                "dtype": value.dtype.str, "value": walk.inner(item, "")}
+                "dtype": value.dtype.str, "value": walk.inner(item)}
     return None
 
 
@@ -121,7 +121,7 @@ def _write_pandas(value: Any, walk: Walk) -> dict[str, Any] | None:
                           "data": data, "index": _write_index(value.index, walk)}}
     if isinstance(value, pd.Series):
         return {TYPE_KEY: "series", CLASSNAME: "pandas.core.series.Series",
-                "value": {"name": walk.inner(value.name, ""), "dtype": str(value.dtype),
+                "value": {"name": walk.inner(value.name), "dtype": str(value.dtype),
                           "data": _column_values(value, walk),
                           "index": _write_index(value.index, walk)}}
     return None
@@ -129,7 +129,7 @@ def _write_pandas(value: Any, walk: Walk) -> dict[str, Any] | None:
 
 def _column_values(column: Any, walk: Walk) -> list[Any]:
     plain = column.astype(object).where(column.notna(), None)
-    return [walk.inner(v, "") for v in plain.tolist()]
+    return [walk.inner(v) for v in plain.tolist()]
 
 
 def _write_index(index: Any, walk: Walk) -> Any:
@@ -138,8 +138,8 @@ def _write_index(index: Any, walk: Walk) -> Any:
     if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 \
             and index.name is None:
         return None
-    out: dict[str, Any] = {"values": [walk.inner(v, "") for v in index.tolist()],
-                           "names": [walk.inner(n, "") for n in index.names]}
+    out: dict[str, Any] = {"values": [walk.inner(v) for v in index.tolist()],
+                           "names": [walk.inner(n) for n in index.names]}
     if isinstance(index, pd.MultiIndex):
         out["multi"] = True
     else:
