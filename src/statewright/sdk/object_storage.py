@@ -23,7 +23,7 @@ import re
 import stat as stat_module
 from collections.abc import Iterator
 from pathlib import PurePosixPath
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 from urllib.parse import urlsplit
 
 from statewright.sdk._object_stores import Entry, LocalStore, S3Store
@@ -62,6 +62,8 @@ class _StatResult(dict[str, Any]):
 
 class ObjectStoragePath:
     sep = "/"
+    __version__: ClassVar[int] = 1
+    """The version of ``serialize()``'s form (stored with it by the XCom serializer)."""
     __slots__ = ("_bucket", "_path", "_protocol", "_trailing_sep", "conn_id", "storage_options")
 
     def __init__(self, *args: Any, conn_id: str | None = None, protocol: str | None = None,
