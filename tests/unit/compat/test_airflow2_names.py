@@ -198,3 +198,11 @@ def test_xcom_is_the_configured_backend_class(
     monkeypatch.delenv("STATEWRIGHT_XCOM_BACKEND", raising=False)
     assert name("airflow.models", "XCom") is BaseXCom
     assert name("airflow.models.xcom", "XCom") is BaseXCom
+
+
+def test_airflow2_decorator_names_are_kinds_of_task(layer: None) -> None:
+    from airflow.decorators import branch_task, python_task, short_circuit_task
+
+    assert branch_task == statewright.sdk.task.branch  # bound methods: equal, not identical
+    assert python_task == statewright.sdk.task.python
+    assert short_circuit_task == statewright.sdk.task.short_circuit

@@ -68,7 +68,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.sdk.definitions.asset": ("statewright.sdk",),
     "airflow.sdk.definitions.deadline": ("statewright.sdk.deadline",),
     "airflow.sdk.definitions.callback": ("statewright.sdk.deadline",),
-    "airflow.decorators": ("statewright.sdk",),
+    "airflow.decorators": ("statewright.sdk", f"{_LEGACY}.decorators"),
     "airflow.models": (*_AUTHORING, f"{_LEGACY}.models"),
     "airflow.models.dag": _AUTHORING,
     "airflow.models.baseoperator": _AUTHORING,
