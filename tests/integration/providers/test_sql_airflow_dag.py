@@ -93,7 +93,8 @@ def test_airflow_dag_with_sql_and_http_providers(
         "total": "success", "big": "success", "report": "success", "skip": "skipped"}
     assert run.ti("fetch").return_value == [10, 20, 30]
     assert run.ti("load").return_value == 3
-    assert run.ti("read").return_value == [[2.5], [5], [7.5]]
+    assert run.ti("read").return_value == [
+        (Decimal("2.50"),), (Decimal("5.00"),), (Decimal("7.50"),)]
     total = run.ti("total").return_value  # MariaDB's DECIMAL, through XCom
     assert (type(total), total) == (Decimal, Decimal("15.00"))
     assert MySqlHook(mysql_conn_id=maria_conn).get_records(

@@ -52,7 +52,7 @@ def test_sqlite_hook_and_operator(sqlite_conn: str) -> None:
     with DAG("lite"):
         op = SqliteOperator(task_id="q", sqlite_conn_id=sqlite_conn,
                             sql="SELECT SUM(v) FROM t WHERE v > :low", parameters={"low": 1})
-    assert op.execute({}) == [[7]]
+    assert op.execute({}) == [(7,)]
 
 
 def test_dataframes(sqlite_conn: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -85,7 +85,7 @@ def test_mysql_operator(hook: MySqlHook, maria_conn: str) -> None:
         total = MySqlOperator(task_id="t", mysql_conn_id=maria_conn,
                               sql="SELECT region, SUM(amount) FROM sales GROUP BY region")
     write.execute({})
-    assert total.execute({}) == [["op", 3.5]]
+    assert total.execute({}) == [("op", Decimal("3.50"))]
     assert isinstance(total.get_db_hook(), MySqlHook)
 
 

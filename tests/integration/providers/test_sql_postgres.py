@@ -104,7 +104,7 @@ def test_postgres_operator_runs_as_sql_execute_query(hook: PostgresHook, pg_conn
                                 sql="SELECT id, name, current_setting('search_path') FROM items",
                                 runtime_parameters={"search_path": "elsewhere, public"})
     assert write.execute({}) is None
-    assert read.execute({}) == [[5, "op", "elsewhere, public"]]
+    assert read.execute({}) == [(5, "op", "elsewhere, public")]
     assert isinstance(read.get_db_hook(), PostgresHook)
 
 

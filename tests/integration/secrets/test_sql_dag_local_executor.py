@@ -16,6 +16,7 @@ from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.repositories import xcoms as xcom_repo
+from statewright.sdk.serde import deserialize
 from statewright.services.dag_processor import DagProcessor
 from statewright.services.dag_runs import trigger_dag
 from statewright.services.dag_view import DagViewCache
@@ -48,7 +49,8 @@ def test_extract_check_load_runs_under_the_local_executor(
     with engine.connect() as conn:
         tis = {t.task_id: t for t in ti_repo.by_run(conn, run.id)}
         values = xcom_repo.get_return_values(conn, [(run.id, t) for t in tis])
-    assert values[(run.id, "pg_target_extract")] == [[2, 20], [3, 30]]
+    # the rows as Airflow returns them: tuples (stored in XCom's tagged form)
+    assert deserialize(values[(run.id, "pg_target_extract")]) == [(2, 20), (3, 30)]
     assert values[(run.id, "maria_target_load")] == [2, 50]
     assert values[(run.id, "pg_target_load")] == [2, 50]
     check_outcome(engine, run, suffix)

@@ -64,7 +64,7 @@ def test_execute_query_operator_with_a_sql_file(lite: DbApiHook, tmp_path: Path)
                                          do_xcom_push=False)
         missing = SQLExecuteQueryOperator(task_id="m", conn_id="lite", sql="nowhere.sql")
     dag.template_searchpath = [str(tmp_path)]  # type: ignore[attr-defined]
-    assert op.execute({}) == [[1, "a"], [2, "b"]]
+    assert op.execute({}) == [(1, "a"), (2, "b")]
     assert silent.execute({}) is None
     with pytest.raises(FileNotFoundError, match=r"nowhere\.sql"):
         missing.execute({})

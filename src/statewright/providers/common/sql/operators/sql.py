@@ -1,7 +1,8 @@
 """The SQL operators of Airflow's common-sql provider.
 
 - ``SQLExecuteQueryOperator``: run ``sql`` (a string, a list, or a ``.sql`` file) with
-  ``parameters``; the rows of the last statement go to XCom (lists of values).
+  ``parameters``; the rows of the last statement go to XCom as Airflow's do: tuples of the
+  driver's values (``Decimal``, ``datetime`` …; XCom keeps their types).
 - ``SQLCheckOperator``: fail unless the first row of ``sql`` exists and every value is truthy.
 - ``SQLValueCheckOperator``: fail unless the first row equals ``pass_value`` (numbers within
   ``tolerance``, a fraction: 0.1 is ±10%).
@@ -78,7 +79,7 @@ class SQLExecuteQueryOperator(BaseSQLOperator):
                           return_last=self.return_last)
         if not self.do_xcom_push:
             return None
-        result = plain(output)
+        result = output
         if self.show_return_value_in_logs:
             log.info("Return value: %s", result)
         return result
