@@ -94,7 +94,8 @@ class AwsGenericHook(BaseHook):
         region = region_name or self.region_name
         if region not in self._sessions:
             credentials = {k: v for k, v in self._credentials.items() if v}
-            self._sessions[region] = boto3.session.Session(region_name=region, **credentials)
+            self._sessions[region] = boto3.session.Session(
+                region_name=region, botocore_session=_botocore_session(), **credentials)
         return self._sessions[region]
 
     def _botocore_config(self) -> Any:
@@ -149,3 +150,16 @@ class AwsGenericHook(BaseHook):
 
 
 AwsBaseHook = AwsGenericHook
+
+_SHARED_LOADER: dict[str, Any] = {}
+
+
+def _botocore_session() -> Any:
+    """A new botocore session that shares the process's loader of service models (parsing
+    them takes a few tenths of a second per session; a task making several hooks pays once)."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    loader = _SHARED_LOADER.setdefault("loader", session.get_component("data_loader"))
+    session.register_component("data_loader", loader)
+    return session
