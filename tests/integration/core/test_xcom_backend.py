@@ -176,3 +176,33 @@ def test_airflows_backend_path_names_the_same_backend(
     monkeypatch.setenv("STATEWRIGHT_XCOM_BACKEND",
                        "airflow.providers.common.io.xcom.backend.XComObjectStorageBackend")
     assert resolve_xcom_backend() is XComObjectStorageBackend
+
+
+def _push_big_then_fail_once(ti: Any) -> str:
+    ti.xcom_push(key="rows", value=[f"row {i}" for i in range(50)])
+    if ti.try_number == 1:
+        raise ConnectionError("first try fails")
+    return "done"
+
+
+def test_objects_go_when_a_retry_starts_and_when_the_task_is_cleared(
+        engine: Engine, object_storage: Path) -> None:
+    from datetime import timedelta
+
+    from statewright.core.clock import utcnow
+    from statewright.services.controls.clear import clear_task_instances
+
+    with DAG("purged_values") as dag:
+        PythonOperator(task_id="work", python_callable=_push_big_then_fail_once, retries=1,
+                       retry_delay=timedelta(seconds=0))
+    seen: list[list[str]] = []
+    result = dag.test(engine=engine, on_result=lambda w, r: seen.append(
+        sorted(p.name for p in object_storage.rglob("*.json.gz"))))
+    assert result.states == {"work": "success"}
+    # each try left one object; the second try started by purging the first's
+    assert len(seen) == 2 and len(seen[0]) == len(seen[1]) == 1 and seen[0] != seen[1]
+    assert [p.name for p in object_storage.rglob("*.json.gz")] == seen[1]
+    clear_task_instances(engine, result.run_id, dag_id="purged_values", now=utcnow())
+    assert not list(object_storage.rglob("*.json.gz"))
+    with engine.connect() as conn:
+        assert conn.execute(select(xcom.c.key)).all() == []

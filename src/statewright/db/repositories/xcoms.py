@@ -67,6 +67,22 @@ def _delete_instances() -> Any:
             bindparam("triples", expanding=True)))
 
 
+@functools.cache
+def _get_instances() -> Any:
+    return select(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.map_index, xcom.c.key,
+                  xcom.c.value).where(
+        tuple_(xcom.c.dag_run_id, xcom.c.task_id, xcom.c.map_index).in_(
+            bindparam("triples", expanding=True)))
+
+
+def values_of(conn: Connection, triples: Iterable[tuple[int, str, int]]) -> list[Any]:
+    """Every stored row (dag_run_id, task_id, map_index, key, value) of these task instances."""
+    out: list[Any] = []
+    for part in chunks(list(set(triples)), ROW_VALUES_PER_STATEMENT):
+        out.extend(conn.execute(_get_instances(), {"triples": part}).all())
+    return out
+
+
 def clear_tasks(conn: Connection, triples: Iterable[tuple[int, str, int]]) -> None:
     """Every value of these (dag_run_id, task_id, map_index): a new try starts without the
     last one's."""

@@ -59,6 +59,7 @@ from statewright.services.controls.common import (
     reset_values,
     run_controls,
 )
+from statewright.services.xcom_purge import purge_values
 
 _MESSAGE = "cleared by a user"
 _FINISHED_TASK = frozenset({TI.SUCCESS, TI.FAILED, TI.SKIPPED, TI.UPSTREAM_FAILED})
@@ -233,7 +234,9 @@ def after_clear(conn: Connection, plan: Plan, ctx: RunContext, *, actor: Actor =
                 clear_state: bool = False) -> None:
     """Delete the cleared tasks' results and reschedules (and their task state when asked);
     follow their ExternalTaskMarkers."""
-    xcom_repo.clear_tasks(conn, [(plan.run_pk, c.task_id, c.map_index) for c in plan.changes])
+    cleared = [(plan.run_pk, c.task_id, c.map_index) for c in plan.changes]
+    purge_values(conn, cleared)  # what the XCom backend keeps outside the database
+    xcom_repo.clear_tasks(conn, cleared)
     if clear_state:
         task_state_repo.clear(conn, plan.dag_id, plan.run_id,
                               map_indexes=[(c.task_id, c.map_index) for c in plan.changes])

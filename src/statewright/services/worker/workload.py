@@ -20,6 +20,7 @@ from statewright.db.repositories.prev_runs import PREV_SUCCESS_KEYS
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.worker.asset_inputs import add_asset_events
 from statewright.services.worker.log_paths import log_path_for
+from statewright.services.xcom_purge import purge_values
 
 
 @dataclass
@@ -127,8 +128,10 @@ def start_tries(
             wanted.append((r.dag_run_id, up))
     # A new try (a retry) starts without what the previous try stored (Airflow clears the task
     # instance's XComs when a try starts); a resumed or rescheduled try keeps them.
-    xcom_repo.clear_tasks(conn, [(r.dag_run_id, r.task_id, r.map_index) for r in rows
-                                 if not _continues_try(r) and r.try_number >= 1])
+    retried = [(r.dag_run_id, r.task_id, r.map_index) for r in rows
+               if not _continues_try(r) and r.try_number >= 1]
+    purge_values(conn, retried)  # what the XCom backend keeps outside the database
+    xcom_repo.clear_tasks(conn, retried)
     stored = xcom_repo.get_values(conn, wanted)
     for r, view in plan:
         task = view.tasks.get(r.task_id)
