@@ -152,3 +152,11 @@ def test_s3_operators_and_sensor_in_an_airflow_dag_file(
     hook = S3Hook()
     assert hook.read_key("done/copy.txt", bucket) == "run r1"
     assert hook.list_keys(bucket) == ["done/copy.txt"]
+
+
+def test_testing_an_aws_connection(s3_server: S3Server) -> None:
+    from statewright.sdk.connection import Connection
+    from statewright.services.secrets.admin import test_connection as check_connection
+
+    conn = Connection.from_json(s3_server.conn_json(), conn_id="aws_check")
+    assert check_connection(conn) == (True, "Connection successfully tested")

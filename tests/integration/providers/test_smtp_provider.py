@@ -97,3 +97,15 @@ def test_email_operator_notifier_and_send_email_in_an_airflow_dag_file(
     assert b"<p>7</p>" in got["team@example.org"].get_payload()[0].get_payload(decode=True)
     assert got["ops@example.org"]["Subject"] == "report done"
     assert got["code@example.org"]["Subject"] == "from code"
+
+
+def test_testing_an_smtp_connection(smtpd: SmtpServer) -> None:
+    from statewright.sdk.connection import Connection
+    from statewright.services.secrets.admin import test_connection as check_connection
+
+    assert check_connection(Connection(conn_id="mail", uri=smtpd.uri(login=True))) == (
+        True, "Connection successfully tested")
+    bad = Connection(conn_id="mail", uri=f"smtp://mailer:{SMTP_PASSWORD}x@127.0.0.1:"
+                                         f"{smtpd.port}?disable_ssl=true&disable_tls=true")
+    ok, message = check_connection(bad)
+    assert not ok and SMTP_PASSWORD not in message

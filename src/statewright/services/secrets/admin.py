@@ -159,8 +159,10 @@ def test_connection(conn: Connection) -> tuple[bool, str]:
     if conn.conn_type == "sqlite":
         return _test_sqlite(conn.host or conn.schema or "")
     import statewright.providers.common.sql.hooks.sql  # noqa: F401  (the SQL types' hook)
+    from statewright.providers import load_hook_for
     from statewright.sdk.http_hook import HttpHook
 
+    load_hook_for(conn.conn_type)  # smtp, aws
     params = {"method": "GET"} if conn.conn_type in HttpHook.conn_types else None
     try:
         hook = conn.get_hook(hook_params=params)
