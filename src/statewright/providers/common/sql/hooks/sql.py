@@ -52,7 +52,7 @@ Parameters = Sequence[Any] | dict[str, Any] | None
 class DbApiHook(BaseHook):
     conn_name_attr = "conn_id"
     default_conn_name = "default_conn_id"
-    conn_types = ("postgres", "mysql", "mariadb", "sqlite")
+    conn_types: ClassVar[tuple[str, ...]] = ("postgres", "mysql", "mariadb", "sqlite")
     hook_name = "SQL database"
     supports_autocommit: ClassVar[bool] = True
     url_kind: ClassVar[str | None] = None
@@ -194,8 +194,10 @@ class DbApiHook(BaseHook):
         transaction, committed at the end; with ``autocommit`` the connection is in autocommit
         mode (each statement its own transaction: ``CREATE DATABASE``, ``VACUUM``)."""
         single = isinstance(sql, str)
-        statements = self.split_sql_string(sql) if single and split_statements else (
-            [sql] if single else list(sql))
+        if isinstance(sql, str):
+            statements = self.split_sql_string(sql) if split_statements else [sql]
+        else:
+            statements = list(sql)
         if not statements:
             raise ValueError("no SQL statement to run")
         results: list[Any] = []
