@@ -152,7 +152,8 @@ TI_NAMES_BY_TYPE: dict[TaskInstanceState, frozenset[StateName]] = {
 }
 
 RUN_NAMES_BY_TYPE: dict[DagRunState, frozenset[StateName]] = {
-    RUN.QUEUED: frozenset({StateName.QUEUED, StateName.LATE, StateName.PENDING}),
+    RUN.QUEUED: frozenset({StateName.QUEUED, StateName.LATE, StateName.PENDING,
+                           StateName.RESUMING}),
     RUN.RUNNING: frozenset({StateName.RUNNING, StateName.RETRYING}),
     RUN.PAUSED: frozenset({StateName.PAUSED, StateName.SUSPENDED}),
     RUN.SUCCESS: frozenset({StateName.SUCCESS, StateName.COMPLETED}),

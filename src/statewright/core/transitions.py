@@ -64,6 +64,8 @@ SYSTEM: frozenset[Actor] = frozenset(
 )
 PEOPLE: frozenset[Actor] = frozenset({Actor.USER, Actor.API})
 ANYONE: frozenset[Actor] = SYSTEM | PEOPLE
+RECOVERERS: frozenset[Actor] = frozenset({Actor.WORKER, Actor.SCHEDULER})
+"""Who finds a flow run's process dead: its recorder, or the scheduler (no heartbeat)."""
 
 
 S = TypeVar("S", TaskInstanceState, DagRunState)
@@ -164,6 +166,8 @@ _EXTRA_TI: list[Edge[TaskInstanceState]] = [
     _ti(_T.NONE, _T.RUNNING, "a flow called the task: it runs at once in the flow's process"),
     _ti(_T.RUNNING, _T.RUNNING, "a flow's task retries at once (no delay): Running → Retrying"),
     _ti(_T.UP_FOR_RETRY, _T.RUNNING, "a flow's task retries in the flow's process after its delay"),
+    _ti(_T.FAILED, _T.NONE, "a person resumes a crashed durable flow run: its task calls that "
+        "did not complete run again", PEOPLE),
     # Human in the loop (Airflow 3.3's awaiting_input): no process, no slot, no trigger.
     _ti(_T.RUNNING, _T.AWAITING_INPUT,
         "the task asked a person for input: its process ends, it holds no slot"),
@@ -232,6 +236,8 @@ _RUN_EDGES: list[Edge[DagRunState]] = [
         _run(s, _R.QUEUED, "tasks cleared: the run starts again", PEOPLE)
         for s in (_R.SUCCESS, _R.FAILED, _R.CANCELLED)
     ],
+    _run(_R.RUNNING, _R.QUEUED, "a durable flow run's process died and its flow's retries are "
+         "not used up: queued to resume where it stopped", RECOVERERS),
     *[
         _run(s, t, f"marked {t.value} by a user", PEOPLE)
         for t in (_R.SUCCESS, _R.FAILED)

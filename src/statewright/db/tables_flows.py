@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     Column,
     ForeignKey,
     Index,
@@ -18,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 from statewright.db.tables import UTCDateTime, metadata
@@ -40,6 +42,10 @@ flow_run = Table(
     Column("wanted_input", JSON, nullable=True),
     # pauses already resumed: {key: the input given (null without one)}
     Column("pause_inputs", JSON, nullable=True),
+    # @flow(durable=True): completed task calls' results are recorded; a crash can be resumed
+    Column("durable", Boolean, nullable=False, server_default=false()),
+    Column("retries", Integer, nullable=False, server_default="0"),  # automatic resumes
+    Column("resumes", Integer, nullable=False, server_default="0"),  # resumes so far
     Index(None, "last_heartbeat_at"),
     Index(None, "parent_dag_run_id"),
 )

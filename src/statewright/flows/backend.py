@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -32,6 +33,8 @@ class FlowRunStart:
     entrypoint: str | None = None
     """``path/to/file.py:function`` when the flow is a module's function: what the scheduler
     starts for a run of the flow triggered from the UI, the API or the CLI."""
+    durable: bool = False
+    retries: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,11 @@ class FlowRunHandle:
     taken: frozenset[str] = frozenset()
     """Task run names the run already has (a resumed run that runs again): new task runs
     take the next dynamic keys."""
+    replay: bool = False
+    """A durable run resumed after a crash: each task call at a position whose result was
+    recorded returns it instead of running (the names are those of the first run)."""
+    tries: Mapping[str, int] = field(default_factory=dict)
+    """A resumed durable run's task runs that run again: name → the tries they have had."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,15 @@ class CacheEntry:
 
 
 @dataclass(frozen=True)
+class Step:
+    """A durable run's completed task call: its final state and its recorded result (the
+    inputs' digest and the stored value), written in one transaction."""
+
+    change: Change
+    entry: CacheEntry
+
+
+@dataclass(frozen=True)
 class Deployment:
     """``flow.serve(...)``: the flow, its entrypoint and its schedule (a cron string or a
     number of seconds)."""
@@ -156,6 +173,8 @@ class Backend(Protocol):
 
     def cache_put(self, entry: CacheEntry) -> None: ...
 
+    def record_step(self, step: Step) -> None: ...
+
     def register_deployment(self, deployment: Deployment) -> None: ...
 
     def queued_runs(self, flow_name: str) -> list[QueuedRun]: ...
@@ -193,6 +212,9 @@ class RequestBackend:
 
     def cache_put(self, entry: CacheEntry) -> None:
         self.request("cache_put", entry)
+
+    def record_step(self, step: Step) -> None:
+        self.request("record_step", step)
 
     def note(self, note: Note) -> None:
         self.request("note", note)
@@ -263,6 +285,10 @@ class MemoryBackend:
     def cache_put(self, entry: CacheEntry) -> None:
         with self._lock:
             self._cache[(entry.flow_name, entry.task_key, entry.key)] = entry.value
+
+    def record_step(self, step: Step) -> None:
+        self.task_state(step.change)
+        self.cache_put(step.entry)
 
     def note(self, note: Note) -> None:
         with self._lock:

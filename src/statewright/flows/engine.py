@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from statewright.flows import console, results
+from statewright.flows import console, durable, results
 from statewright.flows.aio import run_coro
 from statewright.flows.backend import CacheEntry, Change, Note, TaskRunStart
 from statewright.flows.context import (
@@ -102,11 +102,15 @@ def submit_task(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
             "flow run's task runner. Call the task inside a function decorated with @flow, "
             "or call it directly (task(...)) to run it here."
         )
+    named = None
+    if ctx.flow.durable:  # positions follow the calls' order, not the threads' (a resume)
+        params = _bind(task, args, kwargs)
+        named = ctx.fresh_name(task.task_key, lambda k: _task_run_name(task, k, params))
     # The call runs in a copy of this context (as Prefect's thread runner): the flow run and
     # any transaction around the call go with it.
     inner: Future[State] = ctx.executor.submit(
         contextvars.copy_context().run, _in_context, ctx, task, args, dict(kwargs),
-        list(wait_for or []))
+        list(wait_for or []), named)
     return TaskRunFuture(inner, task.name)
 
 
@@ -157,10 +161,11 @@ def _iterable(value: Any) -> bool:
 
 
 def _in_context(ctx: FlowRunContext, task: Task[..., Any], args: tuple[Any, ...],
-                kwargs: dict[str, Any], wait_for: list[Any]) -> State:
+                kwargs: dict[str, Any], wait_for: list[Any],
+                named: tuple[str, str] | None = None) -> State:
     token = flow_run_ctx.set(ctx)
     try:
-        return run_task(ctx, task, args, kwargs, wait_for)
+        return run_task(ctx, task, args, kwargs, wait_for, named)
     finally:
         flow_run_ctx.reset(token)
 
@@ -194,10 +199,11 @@ def _bind(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -
 
 
 def run_task(ctx: FlowRunContext, task: Task[..., Any], args: tuple[Any, ...],
-             kwargs: dict[str, Any], wait_for: Iterable[Any] | None) -> State:
+             kwargs: dict[str, Any], wait_for: Iterable[Any] | None,
+             named: tuple[str, str] | None = None) -> State:
     params = _bind(task, args, kwargs)
-    dynamic_key, name = ctx.fresh_name(task.task_key,
-                                       lambda k: _task_run_name(task, k, params))
+    dynamic_key, name = named or ctx.fresh_name(task.task_key,
+                                                lambda k: _task_run_name(task, k, params))
     try:
         params = _resolve(params, list(wait_for or []))
     except UpstreamTaskError as exc:
@@ -205,8 +211,13 @@ def run_task(ctx: FlowRunContext, task: Task[..., Any], args: tuple[Any, ...],
         state = Pending(message=str(exc), name="NotReady")
         ctx.backend.task_state(Change(pk, "none", "none", "NotReady", str(exc), 0))
         return state
+    if ctx.flow.durable:
+        done = durable.replayed(ctx, task, name, params)
+        if done is not None:
+            return done
     pk = ctx.backend.start_task_run(_start(ctx, task, name))
     task_run = TaskRun(pk, name, task.task_key, dynamic_key, ctx.flow_run.id, tags=task.tags)
+    task_run.run_count += ctx.handle.tries.get(name, 0)  # a resumed call: its tries before
     tctx = TaskRunContext(task, task_run, ctx, params,
                           log_prints=task.log_prints if task.log_prints is not None
                           else ctx.log_prints)
@@ -273,7 +284,7 @@ def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
         hit, value = _cached(ctx, task, key)
         if hit:
             state: State = Cached(data=value)
-            _persist(ctx, run, state, "running")
+            state = _persist(ctx, run, state, "running", tctx if ctx.flow.durable else None)
             console.task_run_finished(tctx, state)
             return state
     while True:
@@ -291,7 +302,7 @@ def _attempts(ctx: FlowRunContext, tctx: TaskRunContext) -> State:
         if exc is not None:
             console.task_try_failed(tctx, exc, None)
         ctx.running_task_runs.pop(run.id, None)
-        _persist(ctx, run, state, "running")
+        state = _persist(ctx, run, state, "running", tctx if ctx.flow.durable else None)
         console.task_run_finished(tctx, state)
         if state.is_completed() and key is not None:
             _put(ctx, tctx, key, options, state.data)
@@ -407,7 +418,10 @@ def _cache_key(ctx: FlowRunContext, tctx: TaskRunContext, policy: Any) -> str | 
         return None
 
 
-def _persist(ctx: FlowRunContext, run: TaskRun, state: State, frm: str) -> None:
+def _persist(ctx: FlowRunContext, run: TaskRun, state: State, frm: str,
+             recorded: TaskRunContext | None = None) -> State:
+    """Store the task run's final state; in a durable run a completed or failed call is
+    recorded with it (its result, or its exception), in one transaction. Returns the state."""
     to = _TI_OF_TYPE.get(state.type)
     if to is None:
         state = Failed(message=f"A task run cannot end in a {state.type.value} state "
@@ -419,8 +433,16 @@ def _persist(ctx: FlowRunContext, run: TaskRun, state: State, frm: str) -> None:
         name = "Crashed"
     elif state.type is StateType.CANCELLED:
         name = "Cancelled"
-    ctx.backend.task_state(Change(run.id, frm, to, name, state.message, run.run_count))
+    change = Change(run.id, frm, to, name, state.message, run.run_count)
+    if recorded is not None and state.type in (StateType.COMPLETED, StateType.FAILED):
+        step = durable.step(ctx, recorded, change, state)
+        if isinstance(step, str):  # a result that cannot be recorded fails the call
+            return _persist(ctx, run, Failed(message=step), frm)
+        ctx.backend.record_step(step)
+    else:
+        ctx.backend.task_state(change)
     run.state = state
+    return state
 
 
 def _stage(ctx: FlowRunContext, tctx: TaskRunContext, txn: Transaction, state: State) -> None:

@@ -43,6 +43,7 @@ class Flow(Generic[P, R]):
         on_cancellation: list[FlowHook] | None = None,
         on_crashed: list[FlowHook] | None = None,
         on_running: list[FlowHook] | None = None,
+        durable: bool = False,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"@flow decorates a function; got {fn!r}.")
@@ -71,6 +72,9 @@ class Flow(Generic[P, R]):
         self.result_storage = storage_of(result_storage)
         self.result_serializer = serializer_of(result_serializer)
         self.log_prints = log_prints
+        self.durable = bool(durable)
+        """Record every completed task call's result; a crashed run can be resumed without
+        making those calls again (``statewright flows resume``; by itself with ``retries``)."""
         self.on_completion_hooks = hook_list(on_completion, "on_completion")
         self.on_failure_hooks = hook_list(on_failure, "on_failure")
         self.on_cancellation_hooks = hook_list(on_cancellation, "on_cancellation")
@@ -106,6 +110,7 @@ class Flow(Generic[P, R]):
             "on_crashed": self.on_crashed_hooks, "on_running": self.on_running_hooks,
             "task_runner": self.task_runner, "persist_result": self.persist_result,
             "result_storage": self.result_storage, "result_serializer": self.result_serializer,
+            "durable": self.durable,
         }
         return Flow(self.fn, **{**keep, **options})
 

@@ -113,3 +113,23 @@ def clear_run(request: Request, dag_id: str, run_id: str, body: s.ClearBody
     """Clear task instances of the run (all, or ``task_ids``) so they run again; a finished run
     goes back to queued. ``dry_run`` answers what would change and changes nothing."""
     return controls.clear_run(request, dag_id, run_id, body)
+
+
+@router.post("/dags/{dag_id}/dagRuns/{run_id}/resume", response_model=s.DagRun,
+             responses={404: {"description": "Unknown run"},
+                        409: {"description": "The run is not a crashed durable flow run"}})
+def resume_crashed_flow_run(request: Request, dag_id: str, run_id: str) -> s.DagRun:
+    """Resume a crashed durable flow run (``@flow(durable=True)``): it is queued again
+    (``Resuming``) and the scheduler starts the flow's process on it; each task call that
+    completed before the crash returns its recorded result instead of running again."""
+    from statewright.services.flows.resume import ResumeRefused, resume_run
+
+    with reading(request) as conn:
+        reads.run_row(conn, dag_id, run_id)  # 404 for an unknown run
+    try:
+        with writing(request) as conn:
+            resume_run(conn, run_id, dag_id=dag_id, actor=actor_of(request), now=utcnow())
+    except ResumeRefused as exc:
+        raise Conflict(str(exc)) from None
+    with reading(request) as conn:
+        return reads.get_run(conn, dag_id, run_id)

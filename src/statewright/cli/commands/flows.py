@@ -69,6 +69,29 @@ def register(cli: click.Group) -> None:
         for line in lines:
             click.echo(line)
 
+    @flows.command("resume")
+    @click.argument("run_id")
+    @click.option("--flow", "flow_name", default=None, help="The flow, when run ids repeat.")
+    @click.pass_obj
+    @friendly
+    def flows_resume(app: Any, run_id: str, flow_name: str | None) -> None:
+        """Resume the crashed durable flow run RUN_ID here: the flow runs again on the same
+        run, and each task call that completed before the crash returns its recorded result
+        instead of running again (``@flow(durable=True)``)."""
+        from datetime import UTC, datetime
+
+        from statewright.cli.identity import cli_actor
+        from statewright.services.flows.resume import ResumeRefused, resume_and_run
+
+        try:
+            code = resume_and_run(app.engine, run_id, actor=cli_actor(),
+                                  now=datetime.now(UTC), dag_id=flow_name)
+        except ResumeRefused as exc:
+            fail(str(exc), 1)
+        if code:
+            fail(f"the resumed flow run {run_id} did not complete (exit code {code}); "
+                 f"`statewright flows logs {run_id}` shows why.", code)
+
     @flows.command("run")
     @click.argument("entrypoint")
     @click.option("--params", default=None, help="The flow's parameters as a JSON object.")

@@ -54,6 +54,39 @@ def task_ids_of_run(conn: Connection, run_pk: int) -> frozenset[str]:
         task_instance.c.dag_run_id == run_pk)).scalars())
 
 
+def task_run_to_run_again(conn: Connection, run_pk: int, task_id: str) -> Any:
+    """A resumed durable run's task instance of that name that runs again (left ``none`` or
+    ``up_for_retry`` by the crash), with its state; None when there is none."""
+    c = task_instance.c
+    return conn.execute(select(c.id, c.state).where(
+        c.dag_run_id == run_pk, c.task_id == task_id, c.map_index == -1,
+        c.state.in_((TI.NONE.value, TI.UP_FOR_RETRY.value)))).first()
+
+
+def tries_to_run_again(conn: Connection, run_pk: int) -> dict[str, int]:
+    """A resumed durable run's task runs that run again (``none`` / ``up_for_retry``): name →
+    the tries they have had."""
+    c = task_instance.c
+    return {str(r.task_id): int(r.try_number) for r in conn.execute(
+        select(c.task_id, c.try_number).where(
+            c.dag_run_id == run_pk, c.map_index == -1,
+            c.state.in_((TI.NONE.value, TI.UP_FOR_RETRY.value))))}
+
+
+def durable_runs_with_retries_left(conn: Connection, run_pks: Collection[int]
+                                   ) -> dict[int, int]:
+    """Durable runs among ``run_pks`` whose flow's retries are not used up: pk → resumes."""
+    c = flow_run.c
+    return {int(r.dag_run_id): int(r.resumes) for r in conn.execute(
+        select(c.dag_run_id, c.resumes).where(
+            c.dag_run_id.in_(list(run_pks)), c.durable.is_(True), c.resumes < c.retries))}
+
+
+def count_resume(conn: Connection, run_pk: int) -> None:
+    conn.execute(update(flow_run).where(flow_run.c.dag_run_id == run_pk)
+                 .values(resumes=flow_run.c.resumes + 1))
+
+
 def want_input(conn: Connection, run_pk: int, key: str, schema: Any) -> None:
     """A pause under way: its key and the JSON schema of the input it waits for."""
     conn.execute(update(flow_run).where(flow_run.c.dag_run_id == run_pk).values(

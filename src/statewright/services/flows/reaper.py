@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from statewright.core.states import RUN
+from statewright.core.transitions import Actor
 from statewright.db.engine import read_snapshot
 from statewright.db.repositories import flows as flow_repo
 from statewright.services.flows.recorder import crash_runs
@@ -30,8 +31,11 @@ def reap_lost_flow_runs(engine: Any, now: datetime, threshold: timedelta) -> int
         lost = flow_repo.lost_runs(conn, now - threshold, (RUN.RUNNING.value,))
     if not lost:
         return 0
-    n = crash_runs(engine, {r.id for r in lost},
-                   f"no heartbeat from the flow run's recorder for more than "
-                   f"{threshold.total_seconds():.0f}s: its process is lost")
-    log.warning("%d flow run(s) lost with their process: Crashed", n)
-    return n
+    # a durable run with retries left is queued to resume: the launcher starts its process
+    outcome = crash_runs(engine, {r.id for r in lost},
+                         f"no heartbeat from the flow run's recorder for more than "
+                         f"{threshold.total_seconds():.0f}s: its process is lost",
+                         actor=Actor.SCHEDULER)
+    log.warning("%d flow run(s) lost with their process: %d Crashed, %d resuming",
+                len(outcome), outcome.crashed, len(outcome.resumed))
+    return len(outcome)

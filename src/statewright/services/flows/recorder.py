@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
 import sys
 import threading
 import uuid
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -40,6 +42,7 @@ from statewright.flows.backend import (
     PauseKey,
     QueuedRun,
     RequestBackend,
+    Step,
     TaskRunStart,
 )
 from statewright.services.worker.log_paths import log_path_for
@@ -48,7 +51,7 @@ ACTOR = Actor.WORKER
 _READS = frozenset({"flow_run_state", "cache_get", "queued_runs", "pause_input"})
 _REQUESTS = frozenset({"start_flow_run", "start_task_run", "task_state", "flow_state",
                        "flow_run_state", "cache_get", "cache_put", "register_deployment",
-                       "queued_runs", "note", "pause", "pause_input"})
+                       "queued_runs", "note", "pause", "pause_input", "record_step"})
 log = logging.getLogger(__name__)
 
 
@@ -76,6 +79,7 @@ class DbBackend(RequestBackend):
         self.recorder_pid = recorder_pid
         self.open_runs: set[int] = set()
         self._runs: dict[int, tuple[str, str]] = {}
+        self._replaying: set[int] = set()  # resumed durable runs: task runs may exist
         self._lock = threading.Lock()
 
     # -- the Backend protocol: one transaction per request (reads on a snapshot) ---------------
@@ -141,6 +145,7 @@ class DbBackend(RequestBackend):
                               description=req.description, now=now,
                               entrypoint=req.entrypoint)
         taken: frozenset[str] = frozenset()
+        replay, tries = False, {}
         if req.adopt_run is not None:
             pk = req.adopt_run
             res = door.set_dag_run_state(conn, pk, frm=RUN.QUEUED, to=RUN.RUNNING,
@@ -149,7 +154,13 @@ class DbBackend(RequestBackend):
                 raise ValueError(f"Flow run {pk} cannot be started: it is "
                                  f"{res.lost.get(pk) or 'already running'}, not queued.")
             run_id = str(door_run(conn, pk).run_id)
-            taken = flow_repo.task_ids_of_run(conn, pk)  # it ran before (suspended)
+            before = flow_repo.get_flow_run(conn, pk)
+            replay = bool(before is not None and before.durable)
+            if replay:  # a crashed durable run resumed: the calls that run again, their tries
+                tries = flow_repo.tries_to_run_again(conn, pk)
+                self._replaying.add(pk)
+            else:  # it ran before (suspended): new task runs take new names
+                taken = flow_repo.task_ids_of_run(conn, pk)
         else:
             stamp = now.strftime("%Y-%m-%dT%H:%M:%S")
             run_id = f"{req.run_name or 'flow'}__{stamp}_{uuid.uuid4().hex[:6]}"
@@ -165,18 +176,28 @@ class DbBackend(RequestBackend):
             "dag_run_id": pk, "parent_dag_run_id": parent_run,
             "parent_task_instance_id": req.parent_task_run, "parameters": req.parameters,
             "hostname": req.hostname, "pid": req.pid, "recorder_pid": self.recorder_pid,
-            "last_heartbeat_at": now})
+            "last_heartbeat_at": now, "durable": req.durable or replay,
+            "retries": req.retries})
         with self._lock:
             self.open_runs.add(pk)
             self._runs[pk] = (req.flow_name, run_id)
         template = log_path_for(self.logs_folder, req.flow_name, run_id, "{task_id}",
                                 "{try_number}")  # type: ignore[arg-type]
-        return FlowRunHandle(pk, run_id, req.flow_name, template, taken)
+        return FlowRunHandle(pk, run_id, req.flow_name, template, taken, replay=replay,
+                             tries=tries)
 
     def _start_task_run(self, conn: Any, req: TaskRunStart, now: datetime) -> int:
         dag_id, run_id = self._run_keys(conn, req.run_pk)
         row = {"max_tries": req.max_tries, "operator": "@task", "hostname": req.hostname,
                "pid": req.pid}
+        again = (flow_repo.task_run_to_run_again(conn, req.run_pk, req.task_run_name)
+                 if req.run_pk in self._replaying else None)
+        if again is not None and req.run:  # a resumed durable run: the crashed call, a new try
+            door.set_task_instance_state(conn, again.id, frm=TI(again.state), to=TI.RUNNING,
+                                         actor=ACTOR, now=now, name=StateName.RUNNING,
+                                         increment_try=True,
+                                         values={"hostname": req.hostname, "pid": req.pid})
+            return int(again.id)
         if req.run:
             return door.create_running_task_instance(
                 conn, dag_run_id=req.run_pk, dag_id=dag_id, run_id=run_id,
@@ -226,6 +247,11 @@ class DbBackend(RequestBackend):
         write = door.note_task_instances if note.kind == "task" else door.note_dag_runs
         write(conn, [(note.pk, note.message)], actor=ACTOR, now=now)
 
+    def _record_step(self, conn: Any, step: Step, now: datetime) -> None:
+        """A durable run's completed call: its success and its result, in one transaction."""
+        self._task_state(conn, step.change, now)
+        self._cache_put(conn, step.entry, now)
+
     def _cache_put(self, conn: Any, entry: CacheEntry, now: datetime) -> None:
         task_cache.store(conn, [{
             "dag_id": entry.flow_name, "task_id": entry.task_key, "cache_key": entry.key,
@@ -264,28 +290,83 @@ class DbBackend(RequestBackend):
             self.crash_unfinished("the flow's process ended without finishing its run "
                                   "(killed?)")
 
+    def _start_resumed(self, resumed_runs: list[Any]) -> None:
+        """Durable runs queued to resume: a process of their own, in a session of its own,
+        runs each again (its output in the run's log folder), whether a scheduler runs or not
+        (the first to take the run from ``queued`` runs it)."""
+        from statewright.services.flows.resume import run_resumed
+
+        for resumed in resumed_runs:
+            template = log_path_for(self.logs_folder, resumed.dag_id, resumed.run_id,
+                                    "{task_id}", 1)
+            try:
+                if template is None:
+                    run_resumed(self.engine, resumed, wait=False, output=subprocess.DEVNULL)
+                else:
+                    folder = Path(template.split("task_id={task_id}")[0])
+                    folder.mkdir(parents=True, exist_ok=True)
+                    with open(folder / "resumed.out", "ab") as output:
+                        run_resumed(self.engine, resumed, wait=False, output=output)
+                log.warning("flow run %s crashed and resumes by itself", resumed.run_id)
+            except Exception as exc:  # the run stays queued, shown as Resuming
+                log.error("flow run %s could not resume: %s", resumed.run_id, exc)
+
     def crash_unfinished(self, message: str) -> int:
-        """End this recorder's unfinished runs, and their running task runs, Crashed."""
+        """End this recorder's unfinished runs, and their running task runs, Crashed; the
+        durable ones with retries left resume."""
         with self._lock:
             runs = set(self.open_runs)
         if not runs:
             return 0
-        return crash_runs(self.engine, runs, message)
+        outcome = crash_runs(self.engine, runs, message)
+        self._start_resumed(outcome.resumed)
+        return len(outcome)
 
 
-def crash_runs(engine: Engine, runs: set[int], message: str) -> int:
+def crash_runs(engine: Engine, runs: set[int], message: str, *, actor: Actor = ACTOR
+               ) -> CrashOutcome:
+    """The processes of ``runs`` died: their running task runs and the runs end Crashed, but
+    a durable run whose flow's retries are not used up is queued to resume (its running call
+    ``up_for_retry``, named Crashed; the run ``queued``, named Resuming)."""
     now = _now()
+    outcome = CrashOutcome()
     with transaction(engine) as conn:
+        resuming = flow_repo.durable_runs_with_retries_left(conn, runs)
         for ti in flow_repo.running_task_instances(conn, runs):
-            door.set_task_instance_state(conn, ti.id, frm=TI.RUNNING, to=TI.FAILED, actor=ACTOR,
+            to = TI.UP_FOR_RETRY if ti.dag_run_id in resuming else TI.FAILED
+            door.set_task_instance_state(conn, ti.id, frm=TI.RUNNING, to=to, actor=actor,
                                          now=now, name=StateName.CRASHED, message=message,
                                          try_number=ti.try_number)
-        n = 0
         for row in flow_repo.runs_in_states(conn, runs, (RUN.RUNNING.value, RUN.QUEUED.value)):
-            n += len(door.set_dag_run_state(conn, row.id, frm=RUN(row.state), to=RUN.FAILED,
-                                            actor=ACTOR, now=now, name=StateName.CRASHED,
-                                            message=message).changed)
-    return n
+            if row.id in resuming and row.state == RUN.RUNNING.value:
+                outcome.resumed.append(_requeue(conn, row.id, resuming[row.id], message,
+                                                actor, now))
+                continue
+            outcome.crashed += len(door.set_dag_run_state(
+                conn, row.id, frm=RUN(row.state), to=RUN.FAILED, actor=actor, now=now,
+                name=StateName.CRASHED, message=message).changed)
+    return outcome
+
+
+@dataclass
+class CrashOutcome:
+    crashed: int = 0
+    resumed: list[Any] = field(default_factory=list)
+    """``services.flows.resume.Resumed`` of the durable runs queued to resume."""
+
+    def __len__(self) -> int:
+        return self.crashed + len(self.resumed)
+
+
+def _requeue(conn: Any, run_pk: int, resumes: int, message: str, actor: Actor,
+             now: datetime) -> Any:
+    from statewright.services.flows.resume import resumed_run
+
+    door.set_dag_run_state(conn, run_pk, frm=RUN.RUNNING, to=RUN.QUEUED, actor=actor, now=now,
+                           name=StateName.RESUMING,
+                           message=f"Crashed: {message}; it resumes (resume {resumes + 1})")
+    flow_repo.count_resume(conn, run_pk)
+    return resumed_run(conn, run_pk)
 
 
 def door_run(conn: Any, run_pk: int) -> Any:
