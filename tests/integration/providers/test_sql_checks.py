@@ -19,6 +19,7 @@ from statewright.providers.common.sql.operators.sql import (
     SQLColumnCheckOperator,
     SQLIntervalCheckOperator,
     SQLTableCheckOperator,
+    SQLValueCheckOperator,
 )
 from statewright.providers.common.sql.sensors.sql import SqlSensor
 from statewright.providers.sqlite.hooks.sqlite import SqliteHook
@@ -166,3 +167,17 @@ def test_generic_transfer_between_databases(pg_conn: str, maria_conn: str, sqlit
     assert to_lite.execute({}) == 4
     assert SqliteHook(sqlite_conn_id=sqlite_conn).get_records(
         "SELECT id, name FROM copy ORDER BY id") == [(2, "b"), (3, "c"), (4, "d"), (5, "e")]
+
+
+def test_value_check_with_parameters(orders: str) -> None:
+    mark = "?" if orders.startswith("lite") else "%s"
+    with DAG("values"):
+        ok = SQLValueCheckOperator(task_id="ok", conn_id=orders, pass_value=75,
+                                   sql=f"SELECT SUM(amount) FROM orders WHERE ds = {mark}",
+                                   parameters=["2025-01-08"])
+        off = SQLValueCheckOperator(task_id="off", conn_id=orders, pass_value=75,
+                                    tolerance=0.1, parameters=["2025-01-01"],
+                                    sql=f"SELECT SUM(amount) FROM orders WHERE ds = {mark}")
+    ok.execute({})
+    with pytest.raises(SQLCheckFailed, match="Pass value:75"):
+        off.execute({})

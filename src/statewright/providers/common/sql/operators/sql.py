@@ -107,12 +107,14 @@ class SQLCheckOperator(BaseSQLOperator):
 
 
 class SQLValueCheckOperator(BaseSQLOperator):
-    template_fields: ClassVar[Sequence[str]] = ("sql", "pass_value", "conn_id")
+    template_fields: ClassVar[Sequence[str]] = ("sql", "pass_value", "conn_id", "parameters")
 
     def __init__(self, *, sql: str, pass_value: Any, tolerance: Any = None,
+                 parameters: Sequence[Any] | dict[str, Any] | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.sql = sql
+        self.parameters = parameters
         self.pass_value = str(pass_value)
         tol = to_float(tolerance) if tolerance is not None else None
         self.tol = tol if isinstance(tol, float) else None
@@ -121,7 +123,7 @@ class SQLValueCheckOperator(BaseSQLOperator):
     def execute(self, context: Any) -> None:
         sql = self._sql_text(self.sql)
         log.info("Executing SQL check: %s", sql)
-        records = self.get_db_hook().get_first(sql)
+        records = self.get_db_hook().get_first(sql, self.parameters)
         if not records:
             raise SQLCheckFailed(f"The following query returned zero rows: {sql}")
         expected = to_float(self.pass_value)
