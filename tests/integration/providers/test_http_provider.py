@@ -121,3 +121,19 @@ def test_deferrable_http_operator_sends_from_the_triggerer(http_server: HttpServ
     assert "410:Gone" in (run.ti("gone").state_message or "")
     for task_id in ("get", "pages", "gone"):
         assert "deferred" in [h["to_state"] for h in run.history if h.get("task_id") == task_id]
+
+
+def test_deferrable_http_sensor_polls_from_the_triggerer(http_server: HttpServer,
+                                                        web_conn: str) -> None:
+    with DAG("http_sensor_deferred", schedule=None,
+             start_date=datetime(2025, 1, 1, tzinfo=UTC)) as dag:
+        HttpSensor(task_id="ready", http_conn_id=web_conn, endpoint="after/later/1",
+                   request_params={"probe": "2"}, poke_interval=0.01, timeout=30,
+                   deferrable=True, response_check=lambda response: response.json()["ready"])
+    run = dag.test()
+    assert run.states == {"ready": "success"}
+    history = [h["to_state"] for h in run.history if h.get("task_id") == "ready"]
+    assert "deferred" in history
+    later = [s for s in http_server.seen if s["path"] == "/after/later/1"]
+    assert len(later) >= 2 and {s["query"].get("probe") for s in later} == {"2"}
+    assert all(s["method"] == "GET" and s["body"] == "" for s in later)

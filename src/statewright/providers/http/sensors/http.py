@@ -11,10 +11,13 @@ As Airflow's: ``request_params`` are the query of a GET (else the body), ``heade
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 from statewright.sdk.http_hook import HttpHook, HttpResponseError
 from statewright.sdk.sensors.http import HttpSensor as _SdkHttpSensor
+from statewright.sdk.triggers.http import HttpTrigger
 
 __all__ = ["HttpSensor"]
 
@@ -50,3 +53,16 @@ class HttpSensor(_SdkHttpSensor):
                 return False
             raise
         return self._check(response, context)
+
+    def _defer(self) -> None:
+        """Poll from the triggerer; ``request_params`` of a GET or HEAD go in the query."""
+        endpoint, data = self.endpoint, self.data
+        if self.method in ("GET", "HEAD") and isinstance(data, dict):
+            sep = "&" if endpoint and "?" in endpoint else "?"
+            endpoint, data = f"{endpoint or ''}{sep}{urlencode(data)}", None
+        self.defer(
+            trigger=HttpTrigger(endpoint=endpoint, http_conn_id=self.http_conn_id,
+                                method=self.method, headers=self.headers, data=data,
+                                poke_interval=max(self.poke_interval, 0.01),
+                                timeout_seconds=self.request_timeout),
+            method_name="execute_complete", timeout=timedelta(seconds=self.timeout))
