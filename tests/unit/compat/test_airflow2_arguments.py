@@ -192,3 +192,13 @@ def test_dataset_schedules_and_outlets_are_assets(layer: None) -> None:
     assert task.outlets == [Asset("s3://b/z")]
     listed = DAG("listed", start_date=START, schedule=[Dataset("s3://b/x")])
     assert listed.schedule is not None
+
+
+def test_mapped_tasks_take_airflow2_arguments_in_partial(layer: None) -> None:
+    from airflow import DAG
+    from airflow.operators.bash_operator import BashOperator
+
+    with DAG("d", start_date=START):
+        mapped = BashOperator.partial(task_id="b", task_concurrency=2, provide_context=True
+                                      ).expand(bash_command=["echo 1", "echo 2"])
+    assert mapped.max_active_tis_per_dag == 2

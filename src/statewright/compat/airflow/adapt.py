@@ -181,7 +181,13 @@ def _adapted_class(original: type, kind: str) -> type:
     for old, new in ATTRIBUTES.items():  # `dag.schedule_interval`: read-only, as in Airflow 3
         if not hasattr(original, old):
             namespace[old] = _alias(new)
-    return type(original.__name__, (original,), namespace)
+    adapted: type[Any] = type(original.__name__, (original,), namespace)
+    if kind == "task" and hasattr(original, "partial"):
+        def partial(cls: type[Any], /, **kwargs: Any) -> Any:  # `Op.partial(task_concurrency=2)`
+            return super(adapted, cls).partial(**task_arguments(cls, kwargs))
+
+        adapted.partial = classmethod(partial)
+    return adapted
 
 
 def _alias(name: str) -> property:
