@@ -202,3 +202,21 @@ def test_mapped_tasks_take_airflow2_arguments_in_partial(layer: None) -> None:
         mapped = BashOperator.partial(task_id="b", task_concurrency=2, provide_context=True
                                       ).expand(bash_command=["echo 1", "echo 2"])
     assert mapped.max_active_tis_per_dag == 2
+
+
+def test_an_operator_may_set_attributes_of_those_names_itself(layer: None) -> None:
+    from airflow import DAG
+    from airflow.models import BaseOperator
+
+    class Pool(BaseOperator):
+        def __init__(self, concurrency: int, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.concurrency = concurrency  # an operator's own argument, not Airflow 2's
+            self.task_concurrency = 9
+
+        def execute(self, context: Any) -> None: ...
+
+    with DAG("d", start_date=START):
+        task = Pool(task_id="p", concurrency=4)
+    assert task.concurrency == 4 and task.task_concurrency == 9
+    assert task.max_active_tis_per_dag is None

@@ -23,10 +23,11 @@ from typing import Any
 
 from statewright.compat.airflow.airflow2 import (
     AIRFLOW3_ONLY_PREFIXES,
-    ATTRIBUTES,
     DAG_ARGUMENTS,
+    DAG_ATTRIBUTES,
     DEFAULTS_ENV_VAR,
     TASK_ARGUMENTS,
+    TASK_ATTRIBUTES,
 )
 from statewright.core.errors import ConfigurationError
 
@@ -178,9 +179,9 @@ def _adapted_class(original: type, kind: str) -> type:
         "__doc__": original.__doc__,
         ADAPTED_MARK: original,
     }
-    for old, new in ATTRIBUTES.items():  # `dag.schedule_interval`: read-only, as in Airflow 3
-        if not hasattr(original, old):
-            namespace[old] = _alias(new)
+    for old, new in (DAG_ATTRIBUTES if kind == "dag" else TASK_ATTRIBUTES).items():
+        if not hasattr(original, old):  # `dag.schedule_interval` reads `dag.schedule`
+            namespace[old] = _Alias(new)
     adapted: type[Any] = type(original.__name__, (original,), namespace)
     if kind == "task" and hasattr(original, "partial"):
         def partial(cls: type[Any], /, **kwargs: Any) -> Any:  # `Op.partial(task_concurrency=2)`
@@ -190,13 +191,15 @@ def _adapted_class(original: type, kind: str) -> type:
     return adapted
 
 
-def _alias(name: str) -> property:
-    """A read-only attribute that reads ``name`` (``dag.schedule_interval``: ``dag.schedule``)."""
+class _Alias:
+    """An attribute that reads ``name`` (``dag.schedule_interval``: ``dag.schedule``) unless
+    the instance sets its own (a non-data descriptor: an operator's ``self.x = ...`` wins)."""
 
-    def read(self: Any) -> Any:
-        return getattr(self, name, None)
+    def __init__(self, name: str) -> None:
+        self.name = name
 
-    return property(read, doc=f"Airflow 2's name of ``{name}``.")
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return self if instance is None else getattr(instance, self.name, None)
 
 
 def _adapted_dag_decorator(original: Callable[..., Any]) -> Callable[..., Any]:

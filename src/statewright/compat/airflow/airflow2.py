@@ -142,13 +142,17 @@ TASK_ARGUMENTS: dict[str, str | None] = {
 """Airflow 2 operator argument → its Airflow 3 name; None: accepted and dropped. An argument the
 operator's class accepts itself is passed through."""
 
-ATTRIBUTES: dict[str, str] = {
+DAG_ATTRIBUTES: dict[str, str] = {
     "schedule_interval": "schedule",
     "concurrency": "max_active_tasks",
+}
+"""Airflow 2 attribute of a DAG (read by DAG files: ``dag.schedule_interval``) → the Airflow 3
+attribute it reads. An instance that sets the name itself keeps its own value."""
+
+TASK_ATTRIBUTES: dict[str, str] = {
     "task_concurrency": "max_active_tis_per_dag",
 }
-"""Airflow 2 attribute of a DAG or a task (read by DAG files: ``dag.schedule_interval``) → the
-Airflow 3 attribute it reads."""
+"""The same for a task."""
 
 ARGUMENT_NOTES: dict[str, str] = {
     "provide_context": "accepted and ignored (every callable gets the context keys it names)",
