@@ -35,6 +35,8 @@ class FlowRunStart:
     starts for a run of the flow triggered from the UI, the API or the CLI."""
     durable: bool = False
     retries: int = 0
+    params_spec: dict[str, Any] | None = None
+    """The flow's parameters as params (``statewright.flows.parameters``): the trigger form."""
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ def _run(flow: Flow[..., Any], params: dict[str, Any], parent: FlowRunContext | 
         flow.name, _run_name(flow, params), _json_safe(params), _fileloc(flow),
         flow.description, parent_task_run=parent_ti, adopt_run=int(adopt) if adopt else None,
         pid=os.getpid(), hostname=HOSTNAME, entrypoint=_entrypoint(flow),
-        durable=flow.durable, retries=flow.retries))
+        durable=flow.durable, retries=flow.retries, params_spec=flow.parameter_spec))
     run = FlowRun(handle.run_pk, handle.run_id, flow.name, params,
                   parent_task_run_id=parent_ti)
     log_prints = flow.log_prints if flow.log_prints is not None else (

@@ -3,6 +3,7 @@ another flow it is a subflow: a child run, with a task run in the parent that st
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable
 from datetime import timedelta
@@ -99,6 +100,13 @@ class Flow(Generic[P, R]):
                             f"take: {exc}.") from None
         bound.apply_defaults()
         return dict(bound.arguments)
+
+    @functools.cached_property
+    def parameter_spec(self) -> dict[str, dict[str, Any]]:
+        """Each parameter's default and JSON Schema (from its type hint): the trigger form."""
+        from statewright.flows.parameters import parameter_spec
+
+        return parameter_spec(self.fn)
 
     def with_options(self, **options: Any) -> Flow[P, R]:
         keep: dict[str, Any] = {

@@ -17,19 +17,26 @@ FLOW = "flow"
 
 
 def ensure_flow(conn: Connection, name: str, *, fileloc: str | None, description: str | None,
-                now: datetime, entrypoint: str | None = None) -> None:
+                now: datetime, entrypoint: str | None = None,
+                params_spec: Mapping[str, Any] | None = None) -> None:
     """The flow's ``dag`` row (kind ``flow``), created the first time the flow runs; its
-    ``entrypoint`` (``file:function``, what the scheduler starts for a triggered run) kept."""
+    ``entrypoint`` (``file:function``, what the scheduler starts for a triggered run) and its
+    parameters' spec (the trigger form) kept up to date."""
     row = conn.execute(select(dag.c.serialized).where(dag.c.dag_id == name)).first()
     if row is not None:
         old = dict(row.serialized or {})
-        if entrypoint is not None and old.get("entrypoint") != entrypoint:
-            old["entrypoint"] = entrypoint
-            conn.execute(update(dag).where(dag.c.dag_id == name).values(serialized=old))
+        new = dict(old)
+        if entrypoint is not None:
+            new["entrypoint"] = entrypoint
+        if params_spec is not None:
+            new["params_spec"] = dict(params_spec)
+        if new != old:
+            conn.execute(update(dag).where(dag.c.dag_id == name).values(serialized=new))
         return
     serialized: dict[str, Any] = {"dag_id": name, "kind": FLOW, "fileloc": fileloc,
                                   "description": description, "tasks": [],
-                                  "entrypoint": entrypoint}
+                                  "entrypoint": entrypoint,
+                                  **({"params_spec": dict(params_spec)} if params_spec else {})}
     conn.execute(insert(dag).values(
         dag_id=name, fileloc=fileloc, description=description, serialized=serialized,
         dag_hash=dag_hash(serialized), kind=FLOW, is_paused=False, is_active=True,

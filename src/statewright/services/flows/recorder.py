@@ -143,7 +143,7 @@ class DbBackend(RequestBackend):
     def _start_flow_run(self, conn: Any, req: FlowRunStart, now: datetime) -> FlowRunHandle:
         flow_repo.ensure_flow(conn, req.flow_name, fileloc=req.fileloc,
                               description=req.description, now=now,
-                              entrypoint=req.entrypoint)
+                              entrypoint=req.entrypoint, params_spec=req.params_spec)
         taken: frozenset[str] = frozenset()
         replay, tries = False, {}
         if req.adopt_run is not None:

@@ -756,6 +756,7 @@ function renderRun(run, tis, history, selectedTask, onPick, onAction) {
   const buttons = [];
   if (st === "running" || st === "queued") buttons.push(["Pause", "paused", ""]);
   if (st === "paused") buttons.push(["Resume", "running", ""]);
+  if (st === "failed" && run.state_name === "Crashed") buttons.push(["↻ Resume", "resume-crashed", ""]);
   if (UNFINISHED_RUN.has(st)) buttons.push(["Cancel", "cancelled", "danger"]);
   if (!UNFINISHED_RUN.has(st)) buttons.push(["↻ Clear failed", "clear-failed", ""], ["↻ Clear all", "clear", ""]);
   if (st !== "success") buttons.push(["Mark success", "success", ""]);
@@ -810,7 +811,9 @@ function initRun() {
   };
   const act = (what, label) => {
     const controls = window.statewrightControls;
-    if (what === "clear" || what === "clear-failed") {
+    if (what === "resume-crashed") {
+      resumeCrashedRun(dagId, runId, refreshNow);
+    } else if (what === "clear" || what === "clear-failed") {
       controls.open({ kind: "clear-run", dagId, runId, onDone: refreshNow,
         preset: what === "clear-failed" ? ["only_failed"] : [] });
     } else {

@@ -8,6 +8,7 @@ const RUN_TYPES = {
   scheduled: ["S", "scheduled run: created by the scheduler from the schedule"],
   backfill: ["B", "backfill run"],
   asset_triggered: ["A", "asset-triggered run: created when its assets were updated"],
+  flow: ["F", "flow run: a run of a flow (statewright.flows), called, served or triggered"],
 };
 
 /** The run's type as a small letter above its bar (Airflow marks it with an icon). */
@@ -40,3 +41,15 @@ function triggerFacts(ti) {
   ];
 }
 
+
+/** A crashed durable flow run: resumed where it stopped (its completed task calls are not
+    made again); the server says why when it cannot be (not durable, not crashed). */
+async function resumeCrashedRun(dagId, runId, onDone) {
+  try {
+    await api(`/dags/${enc(dagId)}/dagRuns/${enc(runId)}/resume`, { method: "POST" });
+    toast(`Run ${runId} resumes: the scheduler starts its flow again.`);
+    onDone();
+  } catch (err) {
+    toast(err.message, { error: true });
+  }
+}
