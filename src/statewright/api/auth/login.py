@@ -48,13 +48,22 @@ def backoffs_of(request: Request) -> tuple[LoginBackoff, LoginBackoff]:
             LoginBackoff(s.login_max_failures_per_address, base, cap, window))
 
 
-def hash_limiter(request: Request) -> anyio.CapacityLimiter:
-    """The app's bound on concurrent password checks (made on first use, in the event loop)."""
-    limiter = getattr(request.app.state, "login_hash_limiter", None)
-    if limiter is None:
-        limiter = anyio.CapacityLimiter(settings_of(request).login_hash_concurrency)
-        request.app.state.login_hash_limiter = limiter
+COUNTING_CONCURRENCY = 4
+"""Login attempts counted at the same time: a burst of logins never holds more than this many
+of the server's database connections (the health check and the pages need theirs)."""
+
+
+def _limiter(request: Request, name: str, size: int) -> anyio.CapacityLimiter:
+    limiter = getattr(request.app.state, name, None)
+    if limiter is None:  # made on first use, in the event loop
+        limiter = anyio.CapacityLimiter(size)
+        setattr(request.app.state, name, limiter)
     return limiter
+
+
+def hash_limiter(request: Request) -> anyio.CapacityLimiter:
+    """The app's bound on concurrent password checks."""
+    return _limiter(request, "login_hash_limiter", settings_of(request).login_hash_concurrency)
 
 
 def peer_of(request: Request) -> str | None:
@@ -76,7 +85,9 @@ def _count(request: Request, username: str) -> None:
 async def login(request: Request, username: str, password: str) -> Any:
     """The user row, or ``Unauthenticated`` / ``TooManyAttempts`` (429, Retry-After)."""
     request.state.audit_username = username
-    await run_in_threadpool(_count, request, username)
+    await anyio.to_thread.run_sync(_count, request, username,
+                                   limiter=_limiter(request, "login_count_limiter",
+                                                    COUNTING_CONCURRENCY))
     user = await anyio.to_thread.run_sync(authenticate, engine_of(request), username, password,
                                           limiter=hash_limiter(request))
     if user is None:
