@@ -176,6 +176,16 @@ def test_airflows_backend_path_names_the_same_backend(
     monkeypatch.setenv("STATEWRIGHT_XCOM_BACKEND",
                        "airflow.providers.common.io.xcom.backend.XComObjectStorageBackend")
     assert resolve_xcom_backend() is XComObjectStorageBackend
+    monkeypatch.setenv("STATEWRIGHT_XCOM_BACKEND", "airflow.sdk.bases.xcom.BaseXCom")
+    assert resolve_xcom_backend() is BaseXCom
+    from statewright.sdk.loader import dag_code_imports
+
+    with dag_code_imports():
+        from airflow.sdk import BaseXCom as AirflowBaseXCom  # type: ignore[import-not-found]
+    assert AirflowBaseXCom is BaseXCom
+    # without the backend configured, the API still shows where a value is kept
+    assert serde.render({"__type": "objectstorage", "value": "s3://b/k.json", "bytes": 9}) == {
+        "stored_at": "s3://b/k.json", "bytes": 9}
 
 
 def _push_big_then_fail_once(ti: Any) -> str:

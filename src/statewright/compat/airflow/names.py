@@ -141,6 +141,7 @@ RENAMES: dict[str, str] = {
     "airflow.models.taskinstance.TaskInstance": "statewright.sdk.plugins:TaskInstance",
     "airflow.models.dagrun.DagRun": "statewright.sdk.plugins:DagRun",
     "airflow.exceptions.AirflowException": "statewright.core.errors:StatewrightError",
+    "airflow.sdk.BaseXCom": "statewright.sdk.xcom_backend:BaseXCom",
     "airflow.sdk.exceptions.AirflowException": "statewright.core.errors:StatewrightError",
     "airflow.exceptions.AirflowSensorTimeout": "statewright.sdk.exceptions:SensorTimeout",
     "airflow.operators.dummy.DummyOperator": "statewright.sdk.operators:EmptyOperator",

@@ -125,6 +125,8 @@ _RENDER: dict[str, Any] = {
     "dataframe": _render_table,
     "series": _render_series,
     "object": lambda data, raw: render(raw),
+    # a value the object-storage XCom backend keeps outside the database: where, and its size
+    "objectstorage": lambda data, raw: {"stored_at": raw, "bytes": data.get("bytes")},
 }
 
 
