@@ -89,8 +89,11 @@ class _Relay:
             crashed = self.pool.crashed_tries if self.pool is not None else 0
             try:
                 self.conn.send(("batch", finished, events, crashed))
-            except (OSError, BrokenPipeError):
+            except OSError:
                 pass  # the scheduler's process is gone; the lifeline ends this one
+            except Exception:  # events that cannot be pickled: the slots are freed all the same
+                log.exception("could not send the step's transitions to the scheduler")
+                self.conn.send(("batch", finished, [], crashed))
 
 
 def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
