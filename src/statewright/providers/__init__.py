@@ -12,6 +12,12 @@ HOOK_MODULES: dict[str, str] = {
     "smtp": "statewright.providers.smtp.hooks.smtp",
     "aws": "statewright.providers.amazon.aws.hooks.s3",
     "s3": "statewright.providers.amazon.aws.hooks.s3",
+    "postgres": "statewright.providers.postgres.hooks.postgres",
+    "mysql": "statewright.providers.mysql.hooks.mysql",
+    "mariadb": "statewright.providers.mysql.hooks.mysql",
+    "sqlite": "statewright.providers.sqlite.hooks.sqlite",
+    "http": "statewright.providers.http.hooks.http",
+    "https": "statewright.providers.http.hooks.http",
 }
 """Connection type → the module whose hook serves it (imported to test a connection; the
 SSH hooks read their connection when made, so an unsaved ssh connection has no test yet)."""

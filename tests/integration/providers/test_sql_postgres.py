@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -120,3 +123,20 @@ def test_cursor_extra_makes_dict_or_named_rows(hook: PostgresHook, pg_scratch_da
             assert rows == [{"id": 1, "name": "a"}]
         else:
             assert (rows[0].id, rows[0].name) == (1, "a")
+
+
+def test_an_operator_uses_the_hook_of_its_connection_type(pg_conn: str) -> None:
+    """Without the postgres provider imported by the DAG file, a postgres connection's SQL
+    operator still gets PostgresHook (with its cursor extra), as Airflow's conn.get_hook()."""
+    code = (
+        "from statewright.providers.common.sql.operators.sql import SQLExecuteQueryOperator\n"
+        "from statewright.sdk import DAG\n"
+        "with DAG('d'):\n"
+        f"    op = SQLExecuteQueryOperator(task_id='q', conn_id='{pg_conn}',\n"
+        "                                 sql='SELECT 1 AS one')\n"
+        "print(type(op.get_db_hook()).__name__, op.execute({}))\n")
+    env = {**os.environ, f"STATEWRIGHT_CONN_{pg_conn.upper()}":
+           os.environ[f"STATEWRIGHT_CONN_{pg_conn.upper()}"] + "&cursor=realdictcursor"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.split(" ", 1) == ["PostgresHook", "[{'one': 1}]\n"], out.stderr

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from statewright.core.errors import StatewrightError
+from statewright.providers import load_hook_for
 from statewright.providers.common.sql.hooks.sql import DbApiHook
 from statewright.sdk.basehook import hook_for_type
 from statewright.sdk.baseoperator import BaseOperator
@@ -24,8 +25,7 @@ class SQLCheckFailed(StatewrightError, RuntimeError):
 
 class BaseSQLOperator(BaseOperator):
     """Holds ``conn_id``, ``database`` and ``hook_params``; ``get_db_hook()`` makes the hook of
-    the connection's type (``PostgresHook`` for a ``postgres`` connection once the postgres
-    provider is imported, else ``DbApiHook``)."""
+    the connection's type (``PostgresHook`` for a ``postgres`` connection ...)."""
 
     template_fields: ClassVar[Sequence[str]] = ("conn_id", "database", "hook_params")
     template_ext: ClassVar[Sequence[str]] = (".sql",)
@@ -72,10 +72,12 @@ class BaseSQLOperator(BaseOperator):
 def db_hook(conn_id: str, params: dict[str, Any],
             hook_class: type[DbApiHook] | None = None) -> DbApiHook:
     """The SQL hook of the connection ``conn_id``: ``hook_class``, else the hook of the
-    connection's type (``PostgresHook`` … once its provider is imported), else ``DbApiHook``."""
+    connection's type (``PostgresHook``, ``MySqlHook``, ``SqliteHook``), else ``DbApiHook``."""
     hook_cls = hook_class or DbApiHook
     if hook_class is None:
-        found = hook_for_type(DbApiHook.get_connection(conn_id).conn_type)
+        conn_type = DbApiHook.get_connection(conn_id).conn_type
+        load_hook_for(conn_type)  # PostgresHook for postgres, as Airflow's conn.get_hook()
+        found = hook_for_type(conn_type)
         if found is not None and issubclass(found, DbApiHook):
             hook_cls = found
     return hook_cls(**{**params, hook_cls.conn_name_attr: conn_id})
