@@ -43,9 +43,16 @@ def friendly(fn: F) -> F:
 
 
 def parse_conf(conf: str | None) -> dict[str, Any]:
+    """``--conf``: a JSON object within the input limits (``STATEWRIGHT_MAX_INPUT_*``)."""
     if not conf:
         return {}
+    from statewright.config import input_limits
+    from statewright.core.limits import check_json_text, check_value
+
+    limits = input_limits()
+    check_json_text(conf.encode(), limits, what="--conf")  # before the parser meets its depth
     value = json.loads(conf)
+    check_value(value, limits, what="--conf")
     if not isinstance(value, dict):
         raise StatewrightError(f"--conf must be a JSON object, got {type(value).__name__}: {conf}")
     return value
