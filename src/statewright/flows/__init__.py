@@ -37,6 +37,7 @@ from statewright.flows.states import (
 )
 from statewright.flows.task_runners import (
     CeleryTaskRunner,
+    DaskTaskRunner,
     ProcessPoolTaskRunner,
     TaskArgumentNotSerializable,
     ThreadPoolTaskRunner,
@@ -54,6 +55,7 @@ __all__ = [
     "CommitMode",
     "Completed",
     "Crashed",
+    "DaskTaskRunner",
     "Failed",
     "Flow",
     "FlowRunSuspended",

@@ -166,3 +166,61 @@ def error_reply(exc: BaseException) -> bytes:
         return bytes(cloudpickle.dumps((False, exc)))
     except Exception:
         return bytes(cloudpickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}"))))
+
+
+class DaskTaskRunner(RemoteTaskRunner):
+    """Task calls on a ``dask.distributed`` cluster, as prefect-dask's runner: a
+    ``LocalCluster`` of worker processes made for the flow run (``cluster_class`` and
+    ``cluster_kwargs`` choose another), or the running cluster at ``address``. Each call is one
+    Dask task (its function and arguments sent with cloudpickle, as to any process); Dask runs
+    it again on another worker when its worker dies. The flow's process records the task run's
+    states, as with every runner. ``max_workers``: calls in flight at once."""
+
+    def __init__(self, cluster_class: Any = None, cluster_kwargs: dict[str, Any] | None = None,
+                 address: str | None = None, client_kwargs: dict[str, Any] | None = None,
+                 adapt_kwargs: dict[str, Any] | None = None,
+                 max_workers: int | None = None) -> None:
+        super().__init__(max_workers)
+        if address is not None and cluster_class is not None:
+            raise ValueError("DaskTaskRunner takes an address or a cluster_class, not both.")
+        self.cluster_class, self.address = cluster_class, address
+        self.cluster_kwargs = dict(cluster_kwargs or {})
+        self.client_kwargs = dict(client_kwargs or {})
+        self.adapt_kwargs = dict(adapt_kwargs or {})
+        self._client: Any = None
+        self._cluster: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> Any:
+        """The ``distributed.Client`` (connected on first use)."""
+        with self._lock:
+            if self._client is None:
+                from distributed import Client, LocalCluster
+
+                address = self.address
+                if address is None:
+                    make = self.cluster_class or LocalCluster
+                    if isinstance(make, str):  # "dask_kubernetes.KubeCluster"
+                        module, _, name = make.rpartition(".")
+                        make = getattr(__import__(module, fromlist=[name]), name)
+                    self._cluster = make(**self.cluster_kwargs)
+                    if self.adapt_kwargs:
+                        self._cluster.adapt(**self.adapt_kwargs)
+                    address = self._cluster
+                self._client = Client(address, **self.client_kwargs)
+            return self._client
+
+    def call(self, task_name: str, fn: Any, params: dict[str, Any]) -> Any:
+        payload = payload_of(task_name, fn, params)
+        future = self.client.submit(invoke, payload, pure=False,
+                                    key=f"{task_name}-{uuid.uuid4().hex[:8]}")
+        return cloudpickle.loads(future.result())
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+            if self._cluster is not None:
+                self._cluster.close()
+            self._client = self._cluster = None
