@@ -15,13 +15,23 @@ const IDLE_MS = 10000;
 const $ = (sel, root = document) => root.querySelector(sel);
 const enc = encodeURIComponent;
 
+/** Styles through the CSSOM (allowed by the page's CSP, unlike a style attribute): an object of
+    properties, or "name:value;..." text. */
+function setStyle(node, value) {
+  const pairs = typeof value === "string"
+    ? value.split(";").filter((d) => d.includes(":"))
+      .map((d) => [d.slice(0, d.indexOf(":")).trim(), d.slice(d.indexOf(":") + 1).trim()])
+    : Object.entries(value);
+  for (const [name, v] of pairs) node.style.setProperty(name, String(v));
+}
+
 function el(tag, props, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props || {})) {
     if (value === null || value === undefined || value === false) continue;
     if (key === "class") node.className = value;
     else if (key === "text") node.textContent = value;
-    else if (key === "style") node.setAttribute("style", value);
+    else if (key === "style") setStyle(node, value);
     else if (key === "dataset") Object.assign(node.dataset, value);
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : value);
@@ -561,7 +571,8 @@ function renderGrid(grid, dagId, selected, onSelect) {
   const head = el("tr", {}, el("th", { class: "task muted small" },
     runs.length ? "" : "no runs yet"),
   ...runs.map((r, i) => {
-    const h = durations[i] === null ? 4 : 4 + Math.round(56 * durations[i] / longest);
+    // proportional to the run's duration (60 px the longest), at least 2 px to be seen
+    const h = durations[i] === null ? 2 : Math.max(2, Math.round(60 * durations[i] / longest));
     const version = r.dag_version_number ? `v${r.dag_version_number}` : null;
     return el("th", { class: "runbar-cell" + (r.version_changed ? " version-change" : ""),
                       dataset: { version: version || "" } },
