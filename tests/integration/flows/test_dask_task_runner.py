@@ -75,3 +75,16 @@ def test_a_flow_on_a_dask_cluster_survives_a_killed_worker(engine: Engine,
     assert (run.state, run.state_name) == ("success", "Completed")
     assert sorted(t.task_id for t in tis) == sorted(f"square-{n}" for n in range(12))
     assert {(t.state, t.state_name) for t in tis} == {("success", "Completed")}
+
+
+def test_prefect_dask_imports_answer_with_statewrights_runner() -> None:
+    from statewright.compat.prefect import install, uninstall
+    from statewright.flows import DaskTaskRunner
+
+    install()
+    try:
+        from prefect_dask import DaskTaskRunner as FromPackage
+        from prefect_dask.task_runners import DaskTaskRunner as FromModule
+    finally:
+        uninstall()
+    assert FromPackage is DaskTaskRunner and FromModule is DaskTaskRunner

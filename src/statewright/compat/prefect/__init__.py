@@ -31,8 +31,11 @@ MODULES: dict[str, str] = {
     "prefect.flow_runs": "statewright.flows.pausing",
     "prefect.input": "statewright.flows.run_input",
     "prefect.task_runners": "statewright.flows.task_runners",
+    "prefect_dask": "statewright.flows.task_runners",  # prefect-dask's DaskTaskRunner
+    "prefect_dask.task_runners": "statewright.flows.task_runners",
     "prefect.tasks_utils": "statewright.sdk.caching",
 }
+_PACKAGES = frozenset({"prefect", "prefect_dask"})
 ENV = "STATEWRIGHT_PREFECT_COMPAT"
 
 
@@ -45,7 +48,8 @@ class PrefectAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             if fullname == "prefect" or fullname.startswith("prefect."):
                 return None  # not one we stand in for: the import fails as it would
             return None
-        return importlib.util.spec_from_loader(fullname, self, is_package=fullname == "prefect")
+        return importlib.util.spec_from_loader(fullname, self,
+                                               is_package=fullname in _PACKAGES)
 
     def create_module(self, spec: Any) -> ModuleType:
         return importlib.import_module(MODULES[spec.name])
