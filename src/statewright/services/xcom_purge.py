@@ -27,8 +27,8 @@ def purge_values(conn: Connection, triples: Iterable[tuple[int, str, int]]) -> i
     except Exception as exc:
         log.warning("XCom values not purged: the XCom backend cannot be loaded: %s", exc)
         return 0
-    if getattr(backend.purge, "__func__", None) is BaseXCom.purge.__func__:
-        return 0
+    if getattr(backend.purge, "__func__", None) is vars(BaseXCom)["purge"].__func__:
+        return 0  # the default keeps nothing outside the database
     rows = xcom_repo.values_of(conn, triples)
     for row in rows:
         try:

@@ -216,3 +216,9 @@ def test_objects_go_when_a_retry_starts_and_when_the_task_is_cleared(
     assert not list(object_storage.rglob("*.json.gz"))
     with engine.connect() as conn:
         assert conn.execute(select(xcom.c.key)).all() == []
+
+
+def test_the_default_backend_reads_nothing_to_purge() -> None:
+    from statewright.services.xcom_purge import purge_values
+
+    assert purge_values(None, [(1, "t", -1)]) == 0  # type: ignore[arg-type]  # no query made
