@@ -82,24 +82,31 @@
   function arrange(table, grid, dagId) {
     if (!grid.task_groups || !grid.task_groups.length) return;
     const tbody = table.querySelector("tbody");
+    // A task's row and the rows of its map indexes after it (which share its data-task-id)
+    // move together: one block per task.
     const trOf = new Map();
-    for (const tr of tbody.querySelectorAll("tr")) {
+    let block = null;
+    for (const tr of tbody.querySelectorAll(":scope > tr")) {
+      if (tr.classList.contains("group-row")) { block = null; continue; }
+      if (tr.classList.contains("mapped-index")) { if (block) block.push(tr); continue; }
       const th = tr.querySelector("th.task");
-      if (th && th.dataset.taskId) trOf.set(th.dataset.taskId, tr);
+      block = th && th.dataset.taskId ? [tr] : null;
+      if (block) trOf.set(th.dataset.taskId, block);
     }
     const foldedSet = folded(dagId);
     const ordered = [];
     const walk = (n, depth, hidden) => {
       for (const child of n.children) {
         if (child.row) {
-          const tr = trOf.get(child.row.task_id);
-          if (!tr) continue;
-          tr.hidden = hidden;
-          const th = tr.querySelector("th.task");
-          th.style.setProperty("--depth", String(depth));
-          tr.classList.toggle("in-group", depth > 0);
-          shortenLabel(th, child.row);
-          ordered.push(tr);
+          const rows = trOf.get(child.row.task_id);
+          if (!rows) continue;
+          for (const tr of rows) {
+            tr.hidden = hidden;
+            tr.querySelector("th.task").style.setProperty("--depth", String(depth));
+            tr.classList.toggle("in-group", depth > 0);
+          }
+          shortenLabel(rows[0].querySelector("th.task"), child.row);
+          ordered.push(...rows);
           continue;
         }
         const id = child.group.group_id;
