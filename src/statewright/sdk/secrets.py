@@ -1,7 +1,8 @@
 """Where connections and variables are looked up, in Airflow's order.
 
 1. the environment: ``STATEWRIGHT_CONN_<CONN_ID>`` (a URI or the JSON form) and
-   ``STATEWRIGHT_VAR_<KEY>`` (the id or key upper-cased);
+   ``STATEWRIGHT_VAR_<KEY>`` (the id or key upper-cased), then Airflow's names for them,
+   ``AIRFLOW_CONN_<CONN_ID>`` and ``AIRFLOW_VAR_<KEY>``, which an Airflow deployment already sets;
 2. the secrets backends named by ``STATEWRIGHT_SECRETS_BACKEND`` (comma-separated class paths of
    :class:`SecretsBackend` subclasses; ``STATEWRIGHT_SECRETS_BACKEND_KWARGS`` is a JSON object
    of keyword arguments for them);
@@ -47,6 +48,8 @@ __all__ = [
 
 CONN_PREFIX = "STATEWRIGHT_CONN_"
 VAR_PREFIX = "STATEWRIGHT_VAR_"
+AIRFLOW_PREFIXES = {CONN_PREFIX: "AIRFLOW_CONN_", VAR_PREFIX: "AIRFLOW_VAR_"}
+"""Airflow's names of the same variables: a deployment's environment works unchanged."""
 BACKENDS_SETTING = "STATEWRIGHT_SECRETS_BACKEND"
 BACKEND_KWARGS_SETTING = "STATEWRIGHT_SECRETS_BACKEND_KWARGS"
 CACHE_TTL_SETTING = "STATEWRIGHT_SECRETS_CACHE_TTL_SECONDS"
@@ -82,13 +85,19 @@ class SecretsBackend:
 
 
 class EnvironmentVariablesBackend(SecretsBackend):
-    """``STATEWRIGHT_CONN_<CONN_ID>`` and ``STATEWRIGHT_VAR_<KEY>``."""
+    """``STATEWRIGHT_CONN_<CONN_ID>`` and ``STATEWRIGHT_VAR_<KEY>``, else Airflow's
+    ``AIRFLOW_CONN_<CONN_ID>`` and ``AIRFLOW_VAR_<KEY>``."""
 
     def get_conn_value(self, conn_id: str) -> str | None:
-        return os.environ.get(CONN_PREFIX + conn_id.upper())
+        return _environment(CONN_PREFIX, conn_id)
 
     def get_variable(self, key: str) -> str | None:
-        return os.environ.get(VAR_PREFIX + key.upper())
+        return _environment(VAR_PREFIX, key)
+
+
+def _environment(prefix: str, name: str) -> str | None:
+    value = os.environ.get(prefix + name.upper())
+    return value if value is not None else os.environ.get(AIRFLOW_PREFIXES[prefix] + name.upper())
 
 
 class SecretStore(Protocol):

@@ -183,3 +183,16 @@ def test_template_accessors_render_in_a_sandboxed_jinja_environment(store: FakeS
     assert store.reads == ["var:threshold", "var:cfg", "conn:db", "var:missing"]
     with pytest.raises(KeyError, match="absent"):
         env.from_string("{{ var.value.absent }}").render(**template_accessors())
+
+
+def test_airflows_environment_names_work_after_statewrights(
+        store: FakeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATEWRIGHT_SECRETS_CACHE_TTL_SECONDS", "0")
+    monkeypatch.setenv("AIRFLOW_CONN_WAREHOUSE", "postgresql://etl:af-secret@db:5432/dw")
+    monkeypatch.setenv("AIRFLOW_VAR_REGION", "eu")
+    conn = secrets.get_connection("warehouse")
+    assert (conn.host, conn.login, conn.schema) == ("db", "etl", "dw")
+    assert secrets.get_variable("region") == "eu"
+    assert redact("password af-secret") == "password ***"
+    monkeypatch.setenv("STATEWRIGHT_VAR_REGION", "us")  # statewright's own name first
+    assert secrets.get_variable("region") == "us"
