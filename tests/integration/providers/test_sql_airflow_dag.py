@@ -5,13 +5,29 @@ a query, and returns MariaDB's ``SUM()`` (a ``Decimal``)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import Engine
 
+from statewright.core.clock import utcnow
+from statewright.core.transitions import Actor
+from statewright.db.engine import transaction
+from statewright.db.repositories import runs as run_repo
+from statewright.db.repositories import task_instances as ti_repo
+from statewright.db.repositories import xcoms as xcom_repo
 from statewright.providers.mysql.hooks.mysql import MySqlHook
 from statewright.sdk.loader import load_dag_file
+from statewright.sdk.serde import deserialize
+from statewright.services.dag_processor import DagProcessor
+from statewright.services.dag_runs import trigger_dag
+from statewright.services.dag_view import DagViewCache
+from statewright.services.executors.local import LocalExecutor
+from statewright.services.scheduler.scheduler import Scheduler
 
 DAG_FILE = '''
 from __future__ import annotations
@@ -100,3 +116,53 @@ def test_airflow_dag_with_sql_and_http_providers(
     assert MySqlHook(mysql_conn_id=maria_conn).get_records(
         "SELECT v FROM mirrored ORDER BY v") == [
         (Decimal("2.50"),), (Decimal("5.00"),), (Decimal("7.50"),)]
+
+
+@pytest.mark.slow  # a DAG processor child, the executor's fork server, 12 task processes
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)  # the metadata database
+def test_airflow_dag_under_the_scheduler_and_local_executor(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine, pg_conn: str,
+        maria_conn: str, web_conn: str) -> None:
+    """The same file from a DAGs folder, run by the scheduler and the local executor: each task
+    imports the providers through the layer in its own process, with the connections of the
+    environment it inherited."""
+    monkeypatch.setenv("STATEWRIGHT_AIRFLOW_COMPAT", "true")
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "dags" / "warehouse_sync.py").write_text(DAG_FILE)
+    assert DagProcessor(engine, tmp_path / "dags").run_once().errors == {}
+    views = DagViewCache()
+    executor = LocalExecutor(engine, parallelism=4, views=views, logs_folder=tmp_path / "logs",
+                             heartbeat_seconds=0.5)
+    executor.start()
+    scheduler = Scheduler(engine, executor, views=views)
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run_forever, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        with transaction(engine) as conn:
+            _, run_id = trigger_dag(conn, "warehouse_sync", now=utcnow(), actor=Actor.USER)
+        run = _wait_for_run(engine, run_id)
+    finally:
+        stop.set()
+        thread.join(10)
+        executor.stop()
+    with engine.connect() as conn:
+        tis = {t.task_id: t for t in ti_repo.by_run(conn, run.id)}
+        values = xcom_repo.get_return_values(conn, [(run.id, "total"), (run.id, "fetch")])
+    assert {t: ti.state for t, ti in tis.items()} == {
+        "api_up": "success", "create": "success", "fetch": "success", "load": "success",
+        "rows": "success", "check": "success", "read": "success", "mirror": "success",
+        "total": "success", "big": "success", "report": "success", "skip": "skipped"}
+    assert deserialize(values[(run.id, "total")]) == Decimal("15.00")
+    assert deserialize(values[(run.id, "fetch")]) == [10, 20, 30]
+
+
+def _wait_for_run(engine: Engine, run_id: str, timeout: float = 90) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with engine.connect() as conn:
+            run = run_repo.get_by_run_id(conn, "warehouse_sync", run_id)
+        if run.state in ("success", "failed"):
+            return run
+        time.sleep(0.1)  # the run ends in other processes: polled, as the API would
+    raise AssertionError(f"run {run_id} did not finish in {timeout}s")
