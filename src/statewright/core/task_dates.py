@@ -27,9 +27,12 @@ def task_in_run(window: tuple[datetime | None, datetime | None] | None,
 
 def rows_in_run(rows: list[Mapping[str, object]],
                 windows: Mapping[str, tuple[datetime | None, datetime | None]],
-                logical_date: datetime | None, run_type: str) -> list[Mapping[str, object]]:
-    """The new task instance ``rows`` (each with a ``task_id``) a run keeps."""
-    if not windows:
+                logical_date: datetime | None, run_type: str,
+                dag_window: tuple[datetime | None, datetime | None] | None = None,
+                ) -> list[Mapping[str, object]]:
+    """The new task instance ``rows`` (each with a ``task_id``) a run keeps: a task without
+    dates of its own (not in ``windows``) has the DAG's (``dag_window``), as in Airflow."""
+    if not windows and (dag_window is None or dag_window == (None, None)):
         return rows
     return [r for r in rows
-            if task_in_run(windows.get(str(r["task_id"])), logical_date, run_type)]
+            if task_in_run(windows.get(str(r["task_id"]), dag_window), logical_date, run_type)]

@@ -58,7 +58,9 @@ class DagView:
         self.max_active_tasks: int = int(serialized.get("max_active_tasks", 16))
         self.max_active_runs: int = int(serialized.get("max_active_runs", 16))
         self.tasks: dict[str, TaskView] = {}
-        # Tasks with dates of their own: runs outside them get no task instance of the task.
+        # Tasks with dates of their own, and the DAG's for the others: runs outside them get
+        # no task instance of the task.
+        self.dag_window = (_date(serialized.get("start_date")), _date(serialized.get("end_date")))
         self.task_windows: dict[str, tuple[datetime | None, datetime | None]] = {
             t["task_id"]: (_date(t.get("start_date")), _date(t.get("end_date")))
             for t in serialized["tasks"] if t.get("start_date") or t.get("end_date")}
@@ -159,7 +161,8 @@ class DagView:
     def rows_in_run(self, rows: Sequence[Mapping[str, Any]], logical_date: datetime | None,
                     run_type: str) -> list[Mapping[str, Any]]:
         """The new task instance ``rows`` a run at ``logical_date`` keeps (task dates)."""
-        return rows_in_run(list(rows), self.task_windows, logical_date, run_type)
+        return rows_in_run(list(rows), self.task_windows, logical_date, run_type,
+                           self.dag_window)
 
     def task_rows(self) -> list[dict[str, Any]]:
         """Columns of new task instances for this DAG."""

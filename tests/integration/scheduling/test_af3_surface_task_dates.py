@@ -82,3 +82,14 @@ def test_scheduled_runs_follow_the_dates(harness: Callable, engine: Engine) -> N
     }
     assert {r.logical_date.day: r.state for r in runs.values()} == {
         1: "failed", 2: "failed", 3: "success"}
+
+
+def test_a_run_before_the_dags_start_date_has_no_task_instances() -> None:
+    """Airflow 3.3.2's dag.test() of its state store examples (start 2026-01-01) at 2025-01-06
+    ends success with no task instance (expected.json); a task's start is the DAG's."""
+    with DAG("future", schedule=None, start_date=datetime(2026, 1, 1, tzinfo=UTC)) as dag:
+        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
+    before = dag.test(logical_date=datetime(2025, 1, 6, tzinfo=UTC))
+    assert (before.state, before.states) == ("success", {})
+    after = dag.test(logical_date=datetime(2026, 1, 6, tzinfo=UTC))
+    assert after.states == {"a": "success", "b": "success"}
