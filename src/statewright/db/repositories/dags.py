@@ -15,7 +15,11 @@ from statewright.db.tables import dag
 
 
 def dag_hash(serialized: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(serialized, sort_keys=True, default=str).encode()).hexdigest()
+    try:
+        text = json.dumps(serialized, sort_keys=True, default=str)
+    except TypeError:  # keys of mixed types (a param's values_display {None: ..., 1: ...})
+        text = json.dumps(json.loads(json.dumps(serialized, default=str)), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def upsert_dag(
