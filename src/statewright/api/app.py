@@ -48,6 +48,12 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
     install_handlers(app)
     for router in ROUTERS:
         app.include_router(router, prefix=API_PREFIX)
+    from statewright.api import v2
+    from statewright.api.auth.routes import root_router
+
+    for router in v2.ROUTERS:  # Airflow 3.3's REST API (docs/api.md)
+        app.include_router(router, prefix=v2.PREFIX)
+    app.include_router(root_router)
     _install_metrics(app)
     from statewright.api.ui.views import router as ui_router
 

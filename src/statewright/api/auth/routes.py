@@ -22,6 +22,8 @@ from statewright.services.auth import accounts
 from statewright.services.auth.accounts import AccountError, Identity
 
 router = APIRouter(tags=["Auth"])
+root_router = APIRouter(tags=["Auth"])
+"""``POST /auth/token`` at the root, where Airflow 3's clients ask for a token."""
 
 
 def identity_of(request: Request) -> Identity:
@@ -39,6 +41,32 @@ async def create_access_token(request: Request, body: a.LoginBody) -> a.AccessTo
     token = issue(user.username, key=key_of(request), now=utcnow(),
                   lifetime=timedelta(seconds=lifetime))
     return a.AccessToken(access_token=token, expires_in=lifetime)
+
+
+@root_router.post("/auth/token", response_model=a.AccessToken, status_code=201,
+                  openapi_extra=PUBLIC,
+                  responses={401: {"description": "Wrong username or password"},
+                             429: {"description": "Too many failed logins (see Retry-After)"}})
+async def create_token_at_root(request: Request) -> a.AccessToken:
+    """Airflow's token route: ``{"username", "password"}`` as JSON or a form, answering
+    ``{"access_token": …}`` (the same login, throttling and audit as /api/v1/auth/token)."""
+    from pydantic import ValidationError
+
+    from statewright.api.errors import BadRequest, describe_validation
+
+    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        data: Any = dict((await request.form()).items())
+    else:
+        try:
+            data = await request.json()
+        except ValueError:
+            raise BadRequest("Invalid request: send username and password as a JSON object "
+                             "or a form.") from None
+    try:
+        body = a.LoginBody.model_validate(data)
+    except ValidationError as exc:
+        raise BadRequest(describe_validation(exc.errors())) from None
+    return await create_access_token(request, body)
 
 
 @router.get("/auth/me", response_model=a.Me, openapi_extra=AUTHENTICATED)

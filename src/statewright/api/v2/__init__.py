@@ -1,0 +1,17 @@
+"""Airflow 3.3's public REST API under ``/api/v2`` (its OpenAPI document is the contract), for
+the official client ``apache-airflow-client`` and scripts written against Airflow: thin
+routers that call the reads and services ``/api/v1`` calls and answer Airflow's shapes. The
+differences that remain are listed in docs/api.md."""
+
+from __future__ import annotations
+
+from statewright.api.v2 import admin, dag_runs, dags, misc, monitor, task_instances
+
+PREFIX = "/api/v2"
+
+ROUTERS = (monitor.version_router, monitor.router, dags.router, dags.errors_router,
+           dag_runs.router, dag_runs.ti_router, task_instances.xcom_router,
+           task_instances.router, admin.connections, admin.variables, admin.pools,
+           misc.event_logs, misc.assets, misc.backfills)
+
+__all__ = ["PREFIX", "ROUTERS"]

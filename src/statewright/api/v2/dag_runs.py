@@ -1,0 +1,94 @@
+"""``/api/v2/dags/{dag_id}/dagRuns``: trigger, list, get; ``clearTaskInstances``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from statewright.api import reads
+from statewright.api import schemas as v1
+from statewright.api.controls import clear_run
+from statewright.api.deps import Offset, reading
+from statewright.api.errors import BadRequest
+from statewright.api.routers import dag_runs as v1_runs
+from statewright.api.v2 import adapt
+from statewright.api.v2 import schemas as v2
+from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit, display_name
+from statewright.api.v2.task_instances import instances
+from statewright.db.repositories import browse
+
+router = APIRouter(tags=["DagRun"])
+ti_router = APIRouter(tags=["Task Instance"])
+
+
+@router.post("/dags/{dag_id}/dagRuns", response_model=v2.DagRunResponse,
+             responses={**NOT_FOUND, **CONFLICT})
+def trigger_dag_run(request: Request, dag_id: str, body: v2.TriggerDagRunBody
+                    ) -> v2.DagRunResponse:
+    """Create a manual run, queued (the same service as /api/v1)."""
+    if body.logical_date is not None and body.logical_date.tzinfo is None:
+        raise BadRequest("Invalid request: body field 'logical_date' needs a timezone, e.g. "
+                         "2026-01-01T00:00:00Z. Nothing was created.")
+    run = v1_runs.trigger(request, dag_id, v1.TriggerDagRunBody(
+        dag_run_id=body.dag_run_id, conf=body.conf, logical_date=body.logical_date,
+        partition_key=body.partition_key))
+    return adapt.dag_run(run, display_name(request, dag_id))
+
+
+def _order(order_by: list[str] | None) -> str:
+    wanted = (order_by or ["id"])[0]
+    wanted = {"dag_run_id": "id", "run_id": "id", "-dag_run_id": "-id", "-run_id": "-id"
+              }.get(wanted, wanted)
+    if wanted not in browse.RUN_ORDERS:
+        raise BadRequest(f"Ordering with '{wanted}' is disallowed or the attribute does not "
+                         f"exist on the model; use one of {', '.join(browse.RUN_ORDERS)}")
+    return wanted
+
+
+@router.get("/dags/{dag_id}/dagRuns", response_model=v2.DagRunCollection, responses=NOT_FOUND)
+def get_dag_runs(
+    request: Request,
+    dag_id: str,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
+    state: Annotated[list[str] | None, Query()] = None,
+    order_by: Annotated[list[str] | None, Query()] = None,
+) -> v2.DagRunCollection:
+    """The runs of a DAG (``order_by`` default ``id``)."""
+    page = v1_runs.list_runs(request, dag_id, limit=limit, offset=offset, state=state,
+                             order_by=_order(order_by))
+    name = display_name(request, dag_id)
+    return v2.DagRunCollection(dag_runs=[adapt.dag_run(r, name) for r in page.dag_runs],
+                               total_entries=page.total_entries)
+
+
+@router.get("/dags/{dag_id}/dagRuns/{dag_run_id}", response_model=v2.DagRunResponse,
+            responses=NOT_FOUND)
+def get_dag_run(request: Request, dag_id: str, dag_run_id: str) -> v2.DagRunResponse:
+    """One run."""
+    with reading(request) as conn:
+        run = reads.get_run(conn, dag_id, dag_run_id)
+    return adapt.dag_run(run, display_name(request, dag_id))
+
+
+@ti_router.post("/dags/{dag_id}/clearTaskInstances", response_model=v2.TaskInstanceCollection,
+                responses={**NOT_FOUND, **CONFLICT})
+def post_clear_task_instances(request: Request, dag_id: str, body: v2.ClearTaskInstancesBody
+                              ) -> v2.TaskInstanceCollection:
+    """Clear task instances of a run (``dag_run_id``) so they run again; ``dry_run`` (the
+    default) answers the task instances that would be cleared and changes nothing."""
+    if body.dag_run_id is None:
+        raise BadRequest("Invalid request: give dag_run_id; clearing across a date range "
+                         "(start_date/end_date) is not served yet. Nothing was changed.")
+    if any(not isinstance(t, str) for t in body.task_ids or []):
+        raise BadRequest("Invalid request: task_ids as [task_id, map_index] pairs are not "
+                         "served yet; give task ids. Nothing was changed.")
+    task_ids = [t for t in body.task_ids or [] if isinstance(t, str)]
+    result = clear_run(request, dag_id, body.dag_run_id, v1.ClearBody(
+        dry_run=body.dry_run, only_failed=body.only_failed, task_ids=task_ids or None,
+        include_upstream=body.include_upstream, include_downstream=body.include_downstream))
+    keys = {(c.dag_run_id or body.dag_run_id, c.task_id, c.map_index) for c in result.changes}
+    found = [t for t in instances(request, dag_id, body.dag_run_id)
+             if (t.dag_run_id, t.task_id, t.map_index) in keys]
+    return v2.TaskInstanceCollection(task_instances=found, total_entries=len(found))

@@ -1,0 +1,74 @@
+"""``/api/v2/dags``: list, get, pause/unpause; ``/api/v2/importErrors``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from statewright.api import reads
+from statewright.api import schemas as v1
+from statewright.api.deps import Offset, reading
+from statewright.api.routers import dags as v1_dags
+from statewright.api.v2 import adapt
+from statewright.api.v2 import schemas as v2
+from statewright.api.v2.common import NOT_FOUND, PageLimit
+from statewright.db.repositories import dags as dag_repo
+
+router = APIRouter(tags=["DAG"])
+errors_router = APIRouter(tags=["Import Error"])
+
+
+def _owners(request: Request, dag_ids: list[str]) -> dict[str, list[str]]:
+    with reading(request) as conn:
+        return {d: list((dag_repo.get_serialized(conn, d) or {}).get("owners") or [])
+                for d in dag_ids}
+
+
+@router.get("/dags", response_model=v2.DagCollection)
+def get_dags(
+    request: Request,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
+    tags: Annotated[list[str] | None, Query()] = None,
+    dag_id_pattern: Annotated[str | None, Query()] = None,
+    paused: Annotated[bool | None, Query()] = None,
+) -> v2.DagCollection:
+    """DAGs ordered by id (``tags``: any of them; ``dag_id_pattern``: part of the id)."""
+    page = v1_dags.list_dags(request, limit=limit, offset=offset, paused=paused, tags=tags,
+                             dag_id_pattern=(dag_id_pattern or "").strip("%") or None)
+    owners = _owners(request, [d.dag_id for d in page.dags])
+    return v2.DagCollection(dags=[adapt.dag(d, owners[d.dag_id]) for d in page.dags],
+                            total_entries=page.total_entries)
+
+
+def _one(request: Request, dag_id: str) -> v2.DagResponse:
+    with reading(request) as conn:
+        detail = reads.get_dag(conn, dag_id)
+    return adapt.dag(detail, _owners(request, [dag_id])[dag_id])
+
+
+@router.get("/dags/{dag_id}", response_model=v2.DagResponse, responses=NOT_FOUND)
+def get_dag(request: Request, dag_id: str) -> v2.DagResponse:
+    """One DAG."""
+    return _one(request, dag_id)
+
+
+@router.patch("/dags/{dag_id}", response_model=v2.DagResponse, responses=NOT_FOUND)
+def patch_dag(request: Request, dag_id: str, body: v2.DagPatchBody,
+              update_mask: Annotated[list[str] | None, Query()] = None) -> v2.DagResponse:
+    """Pause (``{"is_paused": true}``) or unpause a DAG (the same change as /api/v1)."""
+    v1_dags.patch_dag(request, dag_id, v1.DagPatch(is_paused=body.is_paused))
+    return _one(request, dag_id)
+
+
+@errors_router.get("/importErrors", response_model=v2.ImportErrorCollection)
+def get_import_errors(request: Request, limit: PageLimit = 50, offset: Offset = 0
+                      ) -> v2.ImportErrorCollection:
+    """DAG files that failed to import, with the traceback of each."""
+    page = v1_dags.list_import_errors(request, limit=limit, offset=offset)
+    return v2.ImportErrorCollection(
+        import_errors=[v2.ImportError_(import_error_id=e.import_error_id, timestamp=e.timestamp,
+                                       filename=e.filename, bundle_name="dags-folder",
+                                       stack_trace=e.stack_trace) for e in page.import_errors],
+        total_entries=page.total_entries)

@@ -1,0 +1,105 @@
+"""``/api/v2`` event logs (statewright's audit log, admin only as in /api/v1), assets and
+backfills (read)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+
+from statewright.api.auth import admin as v1_admin
+from statewright.api.auth.permissions import ADMIN
+from statewright.api.deps import Offset
+from statewright.api.routers import assets as v1_assets
+from statewright.api.routers import backfills as v1_backfills
+from statewright.api.v2 import schemas as v2
+from statewright.api.v2 import schemas_admin as v2a
+from statewright.api.v2.common import NOT_FOUND, PageLimit, display_name
+
+event_logs = APIRouter(tags=["Event Log"])
+assets = APIRouter(tags=["Asset"])
+backfills = APIRouter(tags=["Backfill"])
+
+
+@event_logs.get("/eventLogs", response_model=v2.EventLogCollection, openapi_extra=ADMIN)
+def get_event_logs(
+    request: Request,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
+    dag_id: Annotated[str | None, Query()] = None,
+    owner: Annotated[str | None, Query()] = None,
+    event: Annotated[str | None, Query()] = None,
+) -> v2.EventLogCollection:
+    """The audit log, newest first; ``extra`` holds the method, path, outcome and detail."""
+    page = v1_admin.event_logs(request, limit=limit, offset=offset, dag_id=dag_id,
+                               owner=owner, event=event, outcome=None)
+    return v2.EventLogCollection(total_entries=page.total_entries, event_logs=[v2.EventLog(
+        event_log_id=e.event_log_id, when=e.when, dag_id=e.dag_id, event=e.event,
+        owner=e.owner, extra=json.dumps({
+            "method": e.method, "path": e.path, "target": e.target, "outcome": e.outcome,
+            "status_code": e.status_code, "detail": e.detail}))
+        for e in page.event_logs])
+
+
+def _asset(a: dict[str, Any]) -> v2a.Asset:
+    made, changed = a["created_at"], a["updated_at"]
+    return v2a.Asset(
+        id=a["id"], name=a["name"], uri=a["uri"], group=a["group"] or "asset",
+        extra=a["extra"], created_at=made, updated_at=changed,
+        scheduled_dags=[v2a.DagScheduleReference(dag_id=d, created_at=made, updated_at=changed)
+                        for d in a["consuming_dags"]],
+        producing_tasks=[v2a.TaskAssetReference(dag_id=p["dag_id"], task_id=p["task_id"],
+                                                created_at=made, updated_at=changed)
+                         for p in a["producing_tasks"]],
+        consuming_tasks=[],
+        aliases=[v2a.AssetAlias(id=0, name=n, group="asset") for n in a["aliases"]],
+        watchers=[v2a.AssetWatcher(name=w["name"], trigger_id=w.get("triggerer_id") or 0,
+                                   created_date=made) for w in a["watchers"]],
+        last_asset_event=v2a.LastAssetEvent(timestamp=a["last_event_at"])
+        if a["last_event_at"] else None)
+
+
+@assets.get("/assets", response_model=v2a.AssetCollection)
+def get_assets(
+    request: Request,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
+    name_pattern: Annotated[str | None, Query()] = None,
+    uri_pattern: Annotated[str | None, Query()] = None,
+    dag_ids: Annotated[list[str] | None, Query()] = None,
+) -> v2a.AssetCollection:
+    """Assets with the tasks that produce them and the DAGs scheduled on them."""
+    items = v1_assets.list_assets(request)["assets"]
+    if name_pattern:
+        items = [a for a in items if name_pattern.strip("%").lower() in a["name"].lower()]
+    if uri_pattern:
+        items = [a for a in items if uri_pattern.strip("%").lower() in a["uri"].lower()]
+    if dag_ids:
+        items = [a for a in items if set(dag_ids) & (
+            set(a["consuming_dags"]) | {p["dag_id"] for p in a["producing_tasks"]})]
+    return v2a.AssetCollection(assets=[_asset(a) for a in items[offset:offset + limit]],
+                               total_entries=len(items))
+
+
+def _backfill(request: Request, b: v1_backfills.BackfillResponse) -> v2a.Backfill:
+    return v2a.Backfill(**b.model_dump(exclude={"progress", "run_backwards",
+                                                "reprocess_behavior"}),
+                        reprocess_behavior=b.reprocess_behavior,  # type: ignore[arg-type]
+                        dag_display_name=display_name(request, b.dag_id))
+
+
+@backfills.get("/backfills", response_model=v2a.BackfillCollection)
+def list_backfills(request: Request, dag_id: Annotated[str, Query()], limit: PageLimit = 50,
+                   offset: Offset = 0) -> v2a.BackfillCollection:
+    """The backfills of a DAG."""
+    page = v1_backfills.list_backfills(request, dag_id=dag_id, limit=limit, offset=offset)
+    return v2a.BackfillCollection(backfills=[_backfill(request, b) for b in page.backfills],
+                                  total_entries=page.total_entries)
+
+
+@backfills.get("/backfills/{backfill_id}", response_model=v2a.Backfill, responses=NOT_FOUND)
+def get_backfill(request: Request,
+                 backfill_id: Annotated[int, Path(ge=1, le=2**31 - 1)]) -> v2a.Backfill:
+    """One backfill."""
+    return _backfill(request, v1_backfills.get_backfill(request, backfill_id))

@@ -1,0 +1,167 @@
+"""``/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances``: list, get (mapped:
+``/{map_index}``), XCom entries, a try's log."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+
+from statewright.api import reads
+from statewright.api import schemas as v1
+from statewright.api.deps import Offset, reading, settings_of
+from statewright.api.errors import NotFound
+from statewright.api.routers import task_instances as v1_tis
+from statewright.api.v2 import adapt
+from statewright.api.v2 import schemas as v2
+from statewright.api.v2.common import NOT_FOUND, PageLimit, display_name
+from statewright.db.repositories import dags as dag_repo
+
+router = APIRouter(tags=["Task Instance"])
+xcom_router = APIRouter(tags=["XCom"])
+_TI = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances"
+_ONE = _TI + "/{task_id}"
+_MI = Annotated[int, Path(ge=-1)]
+_LOG_BYTES = 2_000_000
+
+
+def _operator_names(request: Request, dag_id: str) -> dict[str, str]:
+    with reading(request) as conn:
+        ser = dag_repo.get_serialized(conn, dag_id) or {}
+    return {t["task_id"]: t.get("operator_name") or t.get("operator") or ""
+            for t in ser.get("tasks", [])}
+
+
+def _run(request: Request, dag_id: str, run_id: str) -> v1.DagRun:
+    with reading(request) as conn:
+        return reads.get_run(conn, dag_id, run_id)
+
+
+def instances(request: Request, dag_id: str, run_id: str) -> list[v2.TaskInstanceResponse]:
+    """Every task instance of the run, in DAG order, in Airflow's shape."""
+    with reading(request) as conn:
+        rows = reads.list_task_instances(conn, dag_id, run_id).task_instances
+    run, name = _run(request, dag_id, run_id), display_name(request, dag_id)
+    ops = _operator_names(request, dag_id)
+    return [adapt.task_instance(t, run, name, ops.get(t.task_id)) for t in rows]
+
+
+@router.get(_TI, response_model=v2.TaskInstanceCollection, responses=NOT_FOUND)
+def get_task_instances(
+    request: Request,
+    dag_id: str,
+    dag_run_id: str,
+    task_id: Annotated[str | None, Query()] = None,
+    state: Annotated[list[str] | None, Query()] = None,
+    map_index: Annotated[list[int] | None, Query()] = None,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
+) -> v2.TaskInstanceCollection:
+    """The task instances of a run (mapped ones each with its map index)."""
+    found = instances(request, dag_id, dag_run_id)
+    if task_id is not None:
+        found = [t for t in found if t.task_id == task_id]
+    if state:
+        wanted = {None if s in ("none", "no_status") else s for s in state}
+        found = [t for t in found if t.state in wanted]
+    if map_index:
+        found = [t for t in found if t.map_index in map_index]
+    return v2.TaskInstanceCollection(task_instances=found[offset:offset + limit],
+                                     total_entries=len(found))
+
+
+def _one(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
+         ) -> tuple[v1.TaskInstance, v1.DagRun, str]:
+    with reading(request) as conn:
+        ti = reads.get_task_instance(conn, dag_id, run_id, task_id, map_index)
+    return ti, _run(request, dag_id, run_id), display_name(request, dag_id)
+
+
+@router.get(_ONE, response_model=v2.TaskInstanceResponse, responses=NOT_FOUND)
+def get_task_instance(request: Request, dag_id: str, dag_run_id: str, task_id: str
+                      ) -> v2.TaskInstanceResponse:
+    """One task instance (map index -1)."""
+    return get_mapped_task_instance(request, dag_id, dag_run_id, task_id, -1)
+
+
+@router.get(_ONE + "/{map_index:int}", response_model=v2.TaskInstanceResponse,
+            responses=NOT_FOUND)
+def get_mapped_task_instance(request: Request, dag_id: str, dag_run_id: str, task_id: str,
+                             map_index: int) -> v2.TaskInstanceResponse:
+    """One instance of a mapped task."""
+    ti, run, name = _one(request, dag_id, dag_run_id, task_id, map_index)
+    return adapt.task_instance(ti, run, name, ti.operator_name
+                               if isinstance(ti, v1.TaskInstanceDetail) else None)
+
+
+def _entries(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
+             ) -> tuple[list[v1.XComEntry], v1.TaskInstance, v1.DagRun, str]:
+    entries = v1_tis.mapped_xcom_entries(request, dag_id, run_id, task_id, map_index)
+    ti, run, name = _one(request, dag_id, run_id, task_id, map_index)
+    return entries.xcom_entries, ti, run, name
+
+
+@xcom_router.get(_ONE + "/xcomEntries", response_model=v2.XComCollection, responses=NOT_FOUND)
+def get_xcom_entries(
+    request: Request, dag_id: str, dag_run_id: str, task_id: str,
+    xcom_key: Annotated[str | None, Query()] = None,
+    map_index: Annotated[int | None, Query(ge=-1)] = None,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
+) -> v2.XComCollection:
+    """The XCom entries of a task instance (``map_index`` default -1)."""
+    entries, ti, run, name = _entries(request, dag_id, dag_run_id, task_id,
+                                      -1 if map_index is None else map_index)
+    if xcom_key is not None:
+        entries = [e for e in entries if e.key == xcom_key]
+    shown = [adapt.xcom(e, ti, run, name) for e in entries[offset:offset + limit]]
+    return v2.XComCollection(xcom_entries=shown, total_entries=len(entries))
+
+
+@xcom_router.get(_ONE + "/xcomEntries/{xcom_key}", response_model=v2.XComEntryNative,
+                 responses=NOT_FOUND)
+def get_xcom_entry(
+    request: Request, dag_id: str, task_id: str, dag_run_id: str, xcom_key: str,
+    map_index: Annotated[int, Query(ge=-1)] = -1,
+    deserialize: Annotated[bool, Query()] = False,
+    stringify: Annotated[bool, Query()] = False,
+) -> v2.XComEntry:
+    """One XCom entry with its value (``stringify``: as a string)."""
+    entries, ti, run, name = _entries(request, dag_id, dag_run_id, task_id, map_index)
+    entry = next((e for e in entries if e.key == xcom_key), None)
+    if entry is None:
+        raise NotFound(f"XCom entry with key: `{xcom_key}` not found")
+    value: Any = entry.value
+    if stringify:
+        value = value if isinstance(value, str) else json.dumps(value, default=str)
+    return adapt.xcom(entry, ti, run, name, value, with_value=True)
+
+
+def _messages(content: str) -> list[v2.LogMessage]:
+    out = []
+    for line in content.splitlines():
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("event"), str):
+            out.append(v2.LogMessage(event=data["event"], timestamp=data.get("timestamp")))
+        else:
+            out.append(v2.LogMessage(event=line))
+    return out
+
+
+@router.get(_ONE + "/logs/{try_number}", response_model=v2.TaskLog, responses=NOT_FOUND)
+def get_log(
+    request: Request, dag_id: str, dag_run_id: str, task_id: str,
+    try_number: Annotated[int, Path(ge=0)],
+    full_content: Annotated[bool, Query()] = False,
+    map_index: Annotated[int, Query()] = -1,
+) -> v2.TaskLog:
+    """The log of one try, a message per line (the last 2 MB; ``full_content`` is ignored)."""
+    with reading(request) as conn:
+        log = reads.task_log(conn, dag_id, dag_run_id, task_id, try_number,
+                             logs_folder=settings_of(request).logs_folder,
+                             max_bytes=_LOG_BYTES, map_index=map_index)
+    return v2.TaskLog(content=_messages(log.content), continuation_token=None)

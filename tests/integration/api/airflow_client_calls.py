@@ -1,0 +1,90 @@
+"""Run by the official ``apache-airflow-client`` in its own virtualenv (not collected by pytest):
+a team's script against ``/api/v2``. argv: the server's URL, a username, its password, the DAG
+ids to use (simple, mapped). Prints one JSON object: each call's answer, or its error status."""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.request
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import airflow_client.client as af
+from airflow_client.client.exceptions import ApiException
+
+url, username, password, simple, mapped, run_id = sys.argv[1:7]
+out: dict[str, Any] = {}
+
+
+def token() -> str:
+    request = urllib.request.Request(
+        url + "/auth/token", method="POST",
+        data=json.dumps({"username": username, "password": password}).encode(),
+        headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as answer:
+        out["token_status"] = answer.status
+        return str(json.loads(answer.read())["access_token"])
+
+
+def call(name: str, fn: Callable[[], Any]) -> Any:
+    try:
+        value = fn()
+    except ApiException as exc:
+        out[name] = {"error": exc.status, "body": exc.body}
+        return None
+    out[name] = value.to_dict() if hasattr(value, "to_dict") else value
+    return value
+
+
+api = af.ApiClient(af.Configuration(host=url, access_token=token()))
+call("version", lambda: af.VersionApi(api).get_version())
+call("health", lambda: af.MonitorApi(api).get_health())
+dags = af.DAGApi(api)
+call("list_dags", lambda: dags.get_dags(limit=10))
+call("get_dag", lambda: dags.get_dag(simple))
+call("pause", lambda: dags.patch_dag(simple, af.DAGPatchBody(is_paused=True)))
+call("unpause", lambda: dags.patch_dag(simple, af.DAGPatchBody(is_paused=False)))
+runs = af.DagRunApi(api)
+call("trigger", lambda: runs.trigger_dag_run(simple, af.TriggerDAGRunPostBody(
+    dag_run_id="from_client", logical_date=datetime(2026, 1, 2, tzinfo=UTC),
+    conf={"source": "client"})))
+call("trigger_again", lambda: runs.trigger_dag_run(simple, af.TriggerDAGRunPostBody(
+    dag_run_id="from_client", logical_date=datetime(2026, 1, 3, tzinfo=UTC))))
+call("list_runs", lambda: runs.get_dag_runs(simple))
+call("get_run", lambda: runs.get_dag_run(simple, "from_client"))
+call("get_missing_run", lambda: runs.get_dag_run(simple, "no_such_run"))
+tis = af.TaskInstanceApi(api)
+call("list_tis", lambda: tis.get_task_instances(mapped, run_id))
+call("get_ti", lambda: tis.get_task_instance(mapped, run_id, "total"))
+call("get_mapped_ti", lambda: tis.get_mapped_task_instance(mapped, run_id, "square", 2))
+xcoms = af.XComApi(api)
+call("list_xcoms", lambda: xcoms.get_xcom_entries(mapped, run_id, "total"))
+call("get_xcom", lambda: xcoms.get_xcom_entry(mapped, "total", run_id, "return_value"))
+call("get_mapped_xcom", lambda: xcoms.get_xcom_entry(mapped, "square", run_id, "return_value",
+                                                     map_index=2))
+call("log", lambda: tis.get_log(mapped, run_id, "square", 1, map_index=1))
+total = af.ClearTaskInstancesBodyTaskIdsInner("total")
+call("clear_dry_run", lambda: tis.post_clear_task_instances(mapped, af.ClearTaskInstancesBody(
+    dag_run_id=run_id, dry_run=True, only_failed=False, task_ids=[total])))
+call("connections", lambda: af.ConnectionApi(api).get_connections())
+call("connection", lambda: af.ConnectionApi(api).get_connection("warehouse"))
+call("variables", lambda: af.VariableApi(api).get_variables())
+call("variable", lambda: af.VariableApi(api).get_variable("region"))
+pools = af.PoolApi(api)
+call("create_pool", lambda: pools.post_pool(af.PoolBody(name="client_pool", slots=3,
+                                                        description="from the client")))
+call("create_pool_again", lambda: pools.post_pool(af.PoolBody(name="client_pool", slots=3)))
+call("patch_pool", lambda: pools.patch_pool("client_pool", af.PoolPatchBody(slots=5)))
+call("get_pool", lambda: pools.get_pool("client_pool"))
+call("list_pools", lambda: pools.get_pools())
+call("delete_pool", lambda: pools.delete_pool("client_pool"))
+call("get_deleted_pool", lambda: pools.get_pool("client_pool"))
+call("import_errors", lambda: af.ImportErrorApi(api).get_import_errors())
+call("event_logs", lambda: af.EventLogApi(api).get_event_logs(limit=100))
+call("assets", lambda: af.AssetApi(api).get_assets())
+listed = call("backfills", lambda: af.BackfillApi(api).list_backfills(dag_id=simple))
+if listed is not None and listed.backfills:
+    call("backfill", lambda: af.BackfillApi(api).get_backfill(listed.backfills[0].id))
+print(json.dumps(out, default=str))

@@ -1,0 +1,98 @@
+"""The official Airflow client in a scratch virtualenv (``.venv-clients/``, reused between runs;
+installed from PyPI by the first test that needs it) and Airflow's OpenAPI document it ships."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import Engine
+
+from statewright.api.server import make_server
+from statewright.config import Settings
+
+ROOT = Path(__file__).resolve().parents[3]
+CLIENT_REQUIREMENT = "apache-airflow-client==3.3.*"
+CLIENT_VENV = ROOT / ".venv-clients" / "airflow-client-3.3"
+CALLS = Path(__file__).with_name("airflow_client_calls.py")
+
+
+def _python(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def _works(python: Path) -> bool:
+    if not python.exists():
+        return False
+    probe = subprocess.run([str(python), "-c", "import airflow_client.client"],
+                           capture_output=True, timeout=60)
+    return probe.returncode == 0
+
+
+def client_python() -> Path:
+    """The client venv's interpreter, installing it when missing. A failed install skips,
+    except under ``CI=true`` where it fails."""
+    python = _python(CLIENT_VENV)
+    if _works(python):
+        return python
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(CLIENT_VENV)], check=True,
+                       capture_output=True, timeout=120)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", CLIENT_REQUIREMENT],
+                       check=True, capture_output=True, timeout=600)
+    except (subprocess.SubprocessError, OSError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        message = f"cannot install {CLIENT_REQUIREMENT}: {exc} {detail.decode()[-2000:]}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return python
+
+
+def airflow_openapi(python: Path) -> dict[str, Any]:
+    """Airflow's ``/api/v2`` OpenAPI document as the installed client ships it (v2.yaml)."""
+    where = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    import yaml
+
+    return yaml.safe_load((Path(where) / "v2.yaml").read_text())  # type: ignore[no-any-return]
+
+
+def run_calls(python: Path, url: str, username: str, password: str, *args: str
+              ) -> dict[str, Any]:
+    done = subprocess.run([str(python), str(CALLS), url, username, password, *args],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@contextmanager
+def serving(engine: Engine, settings: Settings) -> Iterator[str]:
+    """A real API server on a free 127.0.0.1 port until the block ends; yields its URL."""
+    server = make_server(engine, settings, host="127.0.0.1", port=0)
+    thread = server.start_thread()
+    url = server.url.rstrip("/")
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if httpx.get(url + "/api/v2/monitor/health", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "the API server did not start"
+        time.sleep(0.05)
+    try:
+        yield url
+    finally:
+        server.stop()
+        thread.join(10)
