@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -72,6 +73,10 @@ def test_connections_test(tmp_path: Path) -> None:
     _run(tmp_path, "connections", "add", "lite", "--conn-type", "sqlite", "--conn-host",
          str(tmp_path / "target.db"), key=key)
     _run(tmp_path, "connections", "add", "files", "--conn-uri", "ftp://h", key=key)
+    absent = _run(tmp_path, "connections", "test", "lite", key=key)  # opened, never created
+    assert absent.returncode == 1 and "never creates one" in absent.stderr
+    assert not (tmp_path / "target.db").exists()
+    sqlite3.connect(tmp_path / "target.db").close()
     ok = _run(tmp_path, "connections", "test", "lite", key=key)
     assert ok.returncode == 0 and "Connection success!" in ok.stdout, ok.stderr
     unknown = _run(tmp_path, "connections", "test", "files", key=key)
