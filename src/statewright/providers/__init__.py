@@ -12,6 +12,7 @@ HOOK_MODULES: dict[str, str] = {
     "smtp": "statewright.providers.smtp.hooks.smtp",
     "aws": "statewright.providers.amazon.aws.hooks.s3",
     "s3": "statewright.providers.amazon.aws.hooks.s3",
+    "google_cloud_platform": "statewright.providers.google.cloud.hooks.gcs",
     "postgres": "statewright.providers.postgres.hooks.postgres",
     "mysql": "statewright.providers.mysql.hooks.mysql",
     "mariadb": "statewright.providers.mysql.hooks.mysql",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from servers import s3_server, smtpd, sshd  # noqa: F401
+from servers import gcs_server, s3_server, smtpd, sshd  # noqa: F401
 from sql_http_servers import (  # noqa: F401 (the SQL and HTTP provider tests' servers)
     http_server,
     maria_conn,

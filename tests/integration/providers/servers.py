@@ -229,3 +229,50 @@ def run_airflow_dag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
     loaded = load_dag_file(path)
     assert loaded.error is None, loaded.error
     return loaded.dags[dag_id].test(**test_kwargs)
+
+
+# -- Cloud Storage (gcp-storage-emulator) -------------------------------------------------------
+
+GCS_PROJECT = "test-project"
+
+
+@dataclass
+class GcsServer:
+    """``gcp-storage-emulator`` in memory; the google tests point ``STORAGE_EMULATOR_HOST`` at
+    ``endpoint_url`` (as the client library reads it)."""
+
+    endpoint_url: str
+    server: Any
+
+    def conn_json(self, **extra: Any) -> str:
+        import json
+
+        return json.dumps({"conn_type": "google_cloud_platform",
+                           "extra": {"project": GCS_PROJECT, **extra}})
+
+    def client(self) -> Any:
+        from google.auth.credentials import AnonymousCredentials
+        from google.cloud import storage
+
+        return storage.Client(project=GCS_PROJECT, credentials=AnonymousCredentials(),
+                              client_options={"api_endpoint": self.endpoint_url})
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[GcsServer]:
+    try:
+        from gcp_storage_emulator.server import create_server
+    except ImportError as exc:
+        unavailable(f"gcp-storage-emulator is not installed: {exc}")
+    port = free_port()
+    server = create_server("127.0.0.1", port, in_memory=True)
+    try:
+        server.start()
+    except Exception as exc:
+        unavailable(f"the Cloud Storage emulator did not start: {exc}")
+    if not wait_for_port(port):
+        unavailable(f"the Cloud Storage emulator did not listen on port {port}")
+    try:
+        yield GcsServer(endpoint_url=f"http://127.0.0.1:{port}", server=server)
+    finally:
+        server.stop()

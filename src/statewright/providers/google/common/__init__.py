@@ -1,0 +1,1 @@
+"""Airflow's google provider, the Cloud Storage part (see ``cloud.hooks.gcs``)."""
