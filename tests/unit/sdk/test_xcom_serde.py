@@ -241,3 +241,22 @@ def test_trigger_event_payloads_and_kwargs_use_the_same_serializer() -> None:
     assert back.payload == payload and isinstance(back.payload["route"], Route)
     with pytest.raises(SerializationError, match=r"TriggerEvent\.payload\['f'\]: object of type"):
         TriggerEvent({"f": open})
+
+
+def test_a_float_standing_alone_stays_a_float_through_a_sqlite_json_column() -> None:
+    """SQLite gives a JSON column numeric affinity: the text 15.0 would read back as 15."""
+    from sqlalchemy import JSON, Column, Integer, MetaData, Table, create_engine, select
+
+    table = Table("values_", MetaData(), Column("id", Integer, primary_key=True),
+                  Column("value", JSON))
+    engine = create_engine("sqlite://")
+    table.metadata.create_all(engine)
+    with engine.begin() as conn:
+        for i, value in enumerate([15.0, 2.5, 15, [15.0], {"x": 15.0}]):
+            conn.execute(table.insert().values(id=i, value=serde.serialize(value)))
+        read = [serde.deserialize(v) for (v,) in conn.execute(select(table.c.value)
+                                                               .order_by(table.c.id))]
+    engine.dispose()
+    assert read == [15.0, 2.5, 15, [15.0], {"x": 15.0}]
+    assert [type(v) for v in read[:3]] == [float, float, int]
+    assert type(read[3][0]) is float and type(read[4]["x"]) is float

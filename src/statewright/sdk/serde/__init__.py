@@ -62,10 +62,13 @@ __all__ = [
 def serialize(value: Any, *, path: str = "value") -> Any:
     """Return ``value`` as JSON-compatible data; ``path`` names the value in error messages."""
     try:
-        return serialize_value(value, Walk(path))
+        data = serialize_value(value, Walk(path))
     except RecursionError:
         raise SerializationError(f"{path}: the value is nested too deeply to be serialized",
                                  type(value).__qualname__) from None
+    if type(data) is float:  # a JSON column on SQLite (numeric affinity) reads 15.0 back as 15
+        return {TYPE_KEY: "float", "value": data}
+    return data
 
 
 def deserialize(data: Any, *, path: str = "value") -> Any:

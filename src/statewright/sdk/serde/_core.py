@@ -278,6 +278,8 @@ def _read_datetime(data: dict[str, Any], raw: Any) -> datetime:
 
 
 def _read_float(data: dict[str, Any], raw: Any) -> float:
+    if type(raw) in (int, float):  # a float standing alone (kept a float on SQLite too)
+        return float(raw)
     if raw not in ("nan", "inf", "-inf"):
         raise ValueError("expected 'nan', 'inf' or '-inf'")
     return float(raw)
