@@ -30,7 +30,7 @@ def test_dag_page_embeds_the_grid(client: TestClient, failed_run: tuple[str, str
     data = _embedded(res.text)
     assert isinstance(data, dict)
     assert data["grid"]["dag_runs"][0]["dag_run_id"] == run_id
-    assert data["open"] == {"run_id": run_id, "task_id": "extract"}
+    assert data["open"] == {"run_id": run_id, "task_id": "extract", "map_index": -1}
     assert "a failing pipeline" in res.text
 
 

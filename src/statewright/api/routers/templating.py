@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from statewright.api import reads
@@ -26,6 +26,11 @@ class RenderedFields(BaseModel):
     dag_id: str
     run_id: str
     task_id: str
+    map_index: int = Field(-1, description="The map index of a mapped task's instance (-1: "
+                           "not mapped).")
+    dag_kind: Literal["dag", "flow"] = Field(
+        "dag", description="\"flow\": a flow's task run, which has no template fields (it "
+        "is a function called with its arguments), so rendered_fields stays empty.")
     try_number: int | None = Field(description="The try shown in rendered_fields (the latest "
                                    "try that rendered, unless one was asked for).")
     rendered_fields: dict[str, Any]
@@ -45,30 +50,43 @@ class DagParams(BaseModel):
     params: dict[str, ParamSpec]
 
 
-@router.get(_TI + "/renderedFields", response_model=RenderedFields, response_model_by_alias=True)
-def rendered_fields(
-    request: Request, dag_id: str, run_id: str, task_id: str,
-    try_number: Annotated[int | None, Query(ge=1, description="One try (default: the latest "
-                                            "that rendered).")] = None,
-) -> RenderedFields:
-    """The task instance's template fields as each try rendered them (Airflow's
-    ``rendered_fields``)."""
+_TRY = Annotated[int | None, Query(ge=1, description="One try (default: the latest that "
+                                   "rendered).")]
+_MI = Annotated[int, Path(ge=0, description="The map index of a mapped task's instance.")]
+
+
+@router.get(_TI + "/{map_index:int}/renderedFields", response_model=RenderedFields,
+            response_model_by_alias=True)
+def mapped_rendered_fields(request: Request, dag_id: str, run_id: str, task_id: str,
+                           map_index: _MI, try_number: _TRY = None) -> RenderedFields:
+    """One map index's template fields as each of its tries rendered them."""
     with reading(request) as conn:
-        _, row = reads.ti_row(conn, dag_id, run_id, task_id)
+        _, row = reads.ti_row(conn, dag_id, run_id, task_id, map_index)
+        kind = reads.dag_row(conn, dag_id).kind
         tries = rendered_repo.for_task_instance(conn, row.id)
     shown = tries[-1] if tries else None
-    if try_number is not None:
+    if try_number is not None and kind != "flow":  # a flow's tries render nothing: no 404
         shown = next((t for t in tries if t.try_number == try_number), None)
         if shown is None:
-            raise NotFound(f"Try {try_number} of task {task_id!r} in run {run_id!r} of DAG "
+            label = task_id if map_index < 0 else f"{task_id}[{map_index}]"
+            raise NotFound(f"Try {try_number} of task {label!r} in run {run_id!r} of DAG "
                            f"{dag_id!r} rendered no fields (tries that did: "
                            f"{[t.try_number for t in tries] or 'none'}).")
     return RenderedFields(
-        dag_id=dag_id, run_id=run_id, task_id=task_id,
+        dag_id=dag_id, run_id=run_id, task_id=task_id, map_index=map_index,
+        dag_kind="flow" if kind == "flow" else "dag",
         try_number=shown.try_number if shown else None,
         rendered_fields=shown.rendered_fields if shown else {},
         tries=[RenderedTry(try_number=t.try_number, rendered_fields=t.rendered_fields)
                for t in tries])
+
+
+@router.get(_TI + "/renderedFields", response_model=RenderedFields, response_model_by_alias=True)
+def rendered_fields(request: Request, dag_id: str, run_id: str, task_id: str,
+                    try_number: _TRY = None) -> RenderedFields:
+    """The task instance's template fields as each try rendered them (Airflow's
+    ``rendered_fields``); a mapped task's instances answer under ``/{map_index}/``."""
+    return mapped_rendered_fields(request, dag_id, run_id, task_id, -1, try_number)
 
 
 @router.get("/dags/{dag_id}/params", response_model=DagParams, response_model_by_alias=True)

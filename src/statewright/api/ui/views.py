@@ -63,6 +63,7 @@ def dag_page(
     offset: Annotated[int, Query(ge=0)] = 0,
     run_id: Annotated[str | None, Query()] = None,
     task_id: Annotated[str | None, Query()] = None,
+    map_index: Annotated[int, Query(ge=-1)] = -1,
 ) -> Response:
     try:
         with reading(request) as conn:
@@ -76,7 +77,8 @@ def dag_page(
                  last_task_runs=last_task_runs,
                  details=details,
                  data={"dag": dag.model_dump(mode="json"), "grid": grid_reads.grid_jsonable(grid),
-                       "open": {"run_id": run_id, "task_id": task_id}})
+                       "open": {"run_id": run_id, "task_id": task_id,
+                                "map_index": map_index}})
 
 
 @router.get("/dags/{dag_id}/runs/{run_id}", response_class=HTMLResponse)

@@ -632,7 +632,11 @@ function initDag() {
   const setUrl = () => {
     const p = new URLSearchParams();
     if (offset) p.set("offset", offset);
-    if (selected) { p.set("run_id", selected.run_id); p.set("task_id", selected.task_id); }
+    if (selected) {
+      p.set("run_id", selected.run_id);
+      p.set("task_id", selected.task_id);
+      if (selected.map_index >= 0) p.set("map_index", selected.map_index);
+    }
     const qs = p.toString();
     history.replaceState(null, "", location.pathname + (qs ? "?" + qs : ""));
   };
@@ -684,7 +688,9 @@ function initDag() {
   });
 
   draw();
-  if (selected) panel.open(dag.dag_id, selected.run_id, selected.task_id);
+  if (selected) {
+    panel.open(dag.dag_id, selected.run_id, selected.task_id, null, selected.map_index ?? -1);
+  }
   poller = poll(refresh, live() ? LIVE_MS : IDLE_MS);
   liveRefresh({ dag_id: dag.dag_id }, poller, () => panel.stopPoll);
 }
@@ -794,6 +800,17 @@ function renderRun(run, tis, history, selectedTask, onPick, onAction) {
   });
 }
 
+/** The run page's chosen task instance in its URL (?task_id=...&map_index=...). */
+function setTaskInUrl(taskId, mapIndex) {
+  const p = new URLSearchParams(location.search);
+  p.delete("task_id");
+  p.delete("map_index");
+  if (taskId) p.set("task_id", taskId);
+  if (taskId && mapIndex >= 0) p.set("map_index", mapIndex);
+  const qs = p.toString();
+  history.replaceState(null, "", location.pathname + (qs ? "?" + qs : ""));
+}
+
 function initRun() {
   let { run, task_instances: tis, history } = pageData();
   const dagId = run.dag_id;
@@ -802,13 +819,14 @@ function initRun() {
   let poller = null;
   const refreshNow = () => { if (poller) poller.now(); };
   const panel = new TaskPanel($("#panel"), {
-    onClose: () => { selectedTask = null; draw(); },
+    onClose: () => { selectedTask = null; draw(); setTaskInUrl(null, -1); },
     onChange: refreshNow,
   });
   const pick = (taskId, mapIndex = -1) => {
     selectedTask = tiLabel(taskId, mapIndex);
     draw();
     panel.open(dagId, runId, taskId, null, mapIndex);
+    setTaskInUrl(taskId, mapIndex);
   };
   const RUN_WORDS = {
     paused: "No new task starts; running tries finish. Resume continues the run.",
@@ -842,6 +860,8 @@ function initRun() {
     return UNFINISHED_RUN.has(run.state) ? LIVE_MS : IDLE_MS * 3;
   };
   draw();
+  const asked = new URLSearchParams(location.search);
+  if (asked.get("task_id")) pick(asked.get("task_id"), Number(asked.get("map_index") ?? -1));
   poller = poll(refresh, UNFINISHED_RUN.has(run.state) ? LIVE_MS : IDLE_MS * 3);
   liveRefresh({ dag_id: dagId, dag_run_id: runId }, poller, () => panel.stopPoll);
 }

@@ -172,9 +172,16 @@ window.statewrightTemplating = (() => {
     const body = el("div", {}, el("p", { class: "muted small" }, "Loading…"));
     const box = el("div", { class: "rendered-box", id: "panel-rendered" },
       el("h3", {}, `Rendered (try ${tryNumber})`), body);
-    const path = `${tiPath(key.dagId, key.runId, key.taskId)}/renderedFields?try_number=${tryNumber}`;
+    const path = `${tiPath(key.dagId, key.runId, key.taskId, key.mapIndex ?? -1)}` +
+      `/renderedFields?try_number=${tryNumber}`;
     api(path).then((r) => {
       const names = Object.keys(r.rendered_fields);
+      if (r.dag_kind === "flow") {
+        body.replaceChildren(el("p", { class: "muted small", id: "rendered-none" },
+          "A flow's task run has no template fields: its function is called with its " +
+          "arguments as Python values (see its log and its result)."));
+        return;
+      }
       body.replaceChildren(names.length ? el("table", { class: "xcoms rendered" },
         el("tbody", {}, ...names.map((name) => {
           const value = r.rendered_fields[name];
