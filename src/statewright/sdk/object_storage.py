@@ -1,4 +1,5 @@
-"""``ObjectStoragePath``: a pathlib-like path to a local file or an object in S3 (Airflow 3's
+"""``ObjectStoragePath``: a pathlib-like path to a local file or an object in S3 or Google Cloud
+Storage (Airflow 3's
 ``airflow.sdk.ObjectStoragePath``, Airflow 2.8's ``airflow.io.path.ObjectStoragePath``).
 
     base = ObjectStoragePath("s3://aws_default@my-bucket/data/")   # the connection in the URL
@@ -10,6 +11,8 @@
 S3-compatible server through the ``aws`` connection ``conn_id`` (its key id and secret, region
 and ``endpoint_url``; without a connection, boto3's own credentials). ``key`` is the path without
 the bucket and without a leading ``/``; ``bucket`` (``container``) the bucket (empty locally).
+``gs://`` reaches Cloud Storage through the ``google_cloud_platform`` connection ``conn_id``
+(``google_cloud_default`` when none is named; ``STORAGE_EMULATOR_HOST`` reaches an emulator).
 Copying a file into a directory puts it at ``directory / key``, as in Airflow.
 """
 
@@ -26,21 +29,26 @@ from pathlib import PurePosixPath
 from typing import IO, Any, ClassVar
 from urllib.parse import urlsplit
 
+from statewright.sdk._gcs_store import GCSStore
 from statewright.sdk._object_stores import Entry, LocalStore, S3Store
 
 __all__ = ["ObjectStoragePath"]
 
-_PROTOCOLS = {"file": "file", "local": "file", "s3": "s3", "s3a": "s3"}
+_PROTOCOLS = {"file": "file", "local": "file", "s3": "s3", "s3a": "s3", "gs": "gs", "gcs": "gs"}
+_BUCKET_STORES = (S3Store, GCSStore)
+Store = LocalStore | S3Store | GCSStore
 
 
 @functools.cache
-def attach(protocol: str = "file", conn_id: str | None = None) -> LocalStore | S3Store:
+def attach(protocol: str = "file", conn_id: str | None = None) -> Store:
     """The store of ``protocol`` with connection ``conn_id`` (one per process)."""
     kind = _PROTOCOLS.get(protocol)
     if kind is None:
         raise ValueError(f"ObjectStoragePath: protocol {protocol!r} is not supported (use "
                          f"{', '.join(sorted(_PROTOCOLS))})")
-    return LocalStore() if kind == "file" else S3Store(conn_id)
+    if kind == "file":
+        return LocalStore()
+    return S3Store(conn_id) if kind == "s3" else GCSStore(conn_id)
 
 
 class _StatResult(dict[str, Any]):
@@ -79,7 +87,7 @@ class ObjectStoragePath:
             parts = urlsplit(text)
             scheme = protocol or (parts.scheme if "://" in text else "file")
             self._protocol = _PROTOCOLS.get(scheme, scheme)
-            if self._protocol not in ("file", "s3"):
+            if self._protocol not in ("file", "s3", "gs"):
                 attach(scheme)  # raises: not supported
             if self._protocol == "file":
                 self._bucket = ""
@@ -89,9 +97,9 @@ class ObjectStoragePath:
                 self._bucket, conn_id = host, conn_id or user or None
                 path = PurePosixPath("/" + parts.path.lstrip("/"))
         for segment in rest:
-            path = path / segment.lstrip("/") if self._protocol == "s3" else path / segment
+            path = path / segment.lstrip("/") if self._protocol != "file" else path / segment
         self._path = path
-        # "s3://bucket/dir/" names a directory (a file copied to it lands inside)
+        # "s3://bucket/dir/" (or gs://) names a directory (a file copied to it lands inside)
         self._trailing_sep = str(args[-1]).endswith(self.sep)
         self.conn_id = conn_id
         self.storage_options = dict(storage_options)
@@ -114,20 +122,20 @@ class ObjectStoragePath:
 
     @property
     def path(self) -> str:
-        """The path in the store: ``bucket/key`` in S3, the absolute path locally."""
-        return f"{self._bucket}/{self.key}" if self._protocol == "s3" else str(self._path)
+        """The path in the store: ``bucket/key`` in a bucket, the absolute path locally."""
+        return f"{self._bucket}/{self.key}" if self._protocol != "file" else str(self._path)
 
     @property
     def namespace(self) -> str:
         return f"{self._protocol}://{self._bucket}" if self._bucket else self._protocol
 
     @property
-    def fs(self) -> LocalStore | S3Store:
+    def fs(self) -> Store:
         return attach(self._protocol, self.conn_id)
 
     def __str__(self) -> str:
-        if self._protocol == "s3":
-            return f"s3://{self._bucket}/{self.key}"
+        if self._protocol != "file":
+            return f"{self._protocol}://{self._bucket}/{self.key}"
         return f"file://{self._path}"
 
     def __repr__(self) -> str:
@@ -167,7 +175,7 @@ class ObjectStoragePath:
         path = self._path
         for other in others:
             text = str(other.key if isinstance(other, ObjectStoragePath) else other)
-            path = path / (text.lstrip("/") if self._protocol == "s3" else text)
+            path = path / (text.lstrip("/") if self._protocol != "file" else text)
         return self._with(path)
 
     @property
@@ -230,7 +238,7 @@ class ObjectStoragePath:
 
     def _info(self) -> Entry | None:
         store = self.fs
-        if isinstance(store, S3Store):
+        if isinstance(store, _BUCKET_STORES):
             return store.info(self._bucket, self.key)
         return store.info(str(self._path))
 
@@ -256,14 +264,14 @@ class ObjectStoragePath:
 
     def iterdir(self) -> Iterator[ObjectStoragePath]:
         store = self.fs
-        entries = (store.listdir(self._bucket, self.key) if isinstance(store, S3Store)
+        entries = (store.listdir(self._bucket, self.key) if isinstance(store, _BUCKET_STORES)
                    else store.listdir(str(self._path)))
         for name, _is_dir in entries:
             yield self / name
 
     def _files_under(self) -> Iterator[str]:
         store = self.fs
-        if isinstance(store, S3Store):
+        if isinstance(store, _BUCKET_STORES):
             return store.files_under(self._bucket, self.key)
         return store.files_under(str(self._path))
 
@@ -330,7 +338,7 @@ class ObjectStoragePath:
 
     def mkdir(self, mode: int = 0o777, parents: bool = False, exist_ok: bool = False) -> None:
         store = self.fs
-        if isinstance(store, S3Store):
+        if isinstance(store, _BUCKET_STORES):
             store.mkdir(self._bucket, self.key, parents, exist_ok)
         else:
             store.mkdir(str(self._path), parents, exist_ok)
@@ -341,14 +349,14 @@ class ObjectStoragePath:
                 return
             raise FileNotFoundError(str(self))
         store = self.fs
-        if isinstance(store, S3Store):
+        if isinstance(store, _BUCKET_STORES):
             store.remove(self._bucket, self.key)
         else:
             store.remove(str(self._path))
 
     def rmdir(self, recursive: bool = True) -> None:
         store = self.fs
-        if isinstance(store, S3Store):
+        if isinstance(store, _BUCKET_STORES):
             store.rmdir(self._bucket, self.key, recursive)
         else:
             store.rmdir(str(self._path), recursive)
@@ -373,7 +381,7 @@ class ObjectStoragePath:
             dst.mkdir(parents=True, exist_ok=True)
             dst = dst / self.key
         store = self.fs
-        if self.samestore(dst) and isinstance(store, S3Store):
+        if self.samestore(dst) and isinstance(store, _BUCKET_STORES):
             store.copy_file((self._bucket, self.key), (dst._bucket, dst.key))
         elif self.samestore(dst) and isinstance(store, LocalStore):
             store.copy_file(str(self._path), str(dst._path))
@@ -394,7 +402,7 @@ class ObjectStoragePath:
             for relative in sorted(self._files_under()):
                 (self / relative).move(target / relative)
             return
-        if self.samestore(target) and isinstance(store, S3Store):
+        if self.samestore(target) and isinstance(store, _BUCKET_STORES):
             store.copy_file((self._bucket, self.key), (target._bucket, target.key))
         else:
             with self.open("rb") as source, target.open("wb") as sink:

@@ -39,7 +39,7 @@ def test_names_of_local_and_s3_paths() -> None:
     assert str(local) == "file:///tmp/x/y.txt" and ObjectStoragePath("/tmp/x") == local.parent
     assert ObjectStoragePath.deserialize(s3.serialize()) == s3
     with pytest.raises(ValueError, match="not supported"):
-        ObjectStoragePath("gs://bucket/x")
+        ObjectStoragePath("abfs://container/x")
 
 
 def _exercise(base: ObjectStoragePath) -> None:
