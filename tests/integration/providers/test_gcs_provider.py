@@ -387,3 +387,20 @@ def test_testing_a_google_cloud_connection(gcs_server: GcsServer) -> None:
 
     conn = Connection.from_json(gcs_server.conn_json(is_anonymous=True), conn_id="gcp_check")
     assert check_connection(conn) == (True, "Connection successfully tested")
+
+
+def test_a_deferrable_sensor_waits_in_poke_mode_and_other_google_modules_are_missing(
+        gcs: GcsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from statewright.sdk.loader import load_dag_file
+
+    hook = GCSHook()
+    bucket = _bucket(hook)
+    hook.upload(bucket, "x", data="x")
+    sensor = GCSObjectExistenceSensor(task_id="s", bucket=bucket, object="x", deferrable=True)
+    assert sensor.execute({"ti": _Ti()}) is True
+    monkeypatch.setenv("STATEWRIGHT_AIRFLOW_COMPAT", "true")
+    path = tmp_path / "bq.py"
+    path.write_text("from airflow.providers.google.cloud.operators.bigquery import "
+                    "BigQueryInsertJobOperator\n")
+    error = load_dag_file(path).error
+    assert error is not None and "apache-airflow-providers-google" in error

@@ -2,8 +2,8 @@
 a glob), objects exist under a prefix (their names are the sensor's XCom value), an object was
 updated after a time (``ts_func(context)``, by default the data interval's end).
 
-``deferrable=True`` is refused here (these sensors have no trigger yet): use ``mode="poke"``
-or ``mode="reschedule"``.
+``deferrable=True`` is accepted and the sensor waits in poke mode (these sensors have no trigger
+yet), as the S3 sensor does.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def ts_function(context: Any) -> datetime:
 class _GCSSensor(BaseSensor):
     def __init__(self, *, bucket: str, google_cloud_conn_id: str = "google_cloud_default",
                  impersonation_chain: str | Sequence[str] | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+                 deferrable: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)  # deferrable: waits in poke mode (no trigger yet)
         self.bucket = bucket
         self.google_cloud_conn_id = google_cloud_conn_id
         self.impersonation_chain = impersonation_chain
