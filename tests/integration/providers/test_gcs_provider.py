@@ -196,7 +196,7 @@ def test_a_service_account_key_in_keyfile_dict(gcs: GcsServer,
         serialization.NoEncryption()).decode()
     key = {"type": "service_account", "project_id": "key-project", "private_key_id": "k1",
            "private_key": pem, "client_email": "sa@key-project.iam.gserviceaccount.com",
-           "client_id": "1", "token_uri": "https://oauth2.googleapis.com/token"}
+           "client_id": "1", "token_uri": f"{gcs.endpoint_url}/no-token-here"}
     monkeypatch.setenv("STATEWRIGHT_CONN_GCS_KEY", json.dumps({
         "conn_type": "google_cloud_platform", "extra": {"keyfile_dict": json.dumps(key)}}))
     hook = GCSHook(gcp_conn_id="gcs_key")
@@ -204,6 +204,8 @@ def test_a_service_account_key_in_keyfile_dict(gcs: GcsServer,
     assert isinstance(credentials, service_account.Credentials)
     assert project == "key-project"
     assert credentials.service_account_email == key["client_email"]
+    ok, message = hook.test_connection()  # the token request fails: reported, not raised
+    assert not ok and "RefreshError" in message
 
 
 def test_bucket_and_object_operators(gcs: GcsServer, tmp_path: Path) -> None:
@@ -386,7 +388,7 @@ def test_testing_a_google_cloud_connection(gcs_server: GcsServer) -> None:
     from statewright.services.secrets.admin import test_connection as check_connection
 
     conn = Connection.from_json(gcs_server.conn_json(is_anonymous=True), conn_id="gcp_check")
-    assert check_connection(conn) == (True, "Connection successfully tested")
+    assert check_connection(conn) == (True, "Credentials are anonymous")
 
 
 def test_a_deferrable_sensor_waits_in_poke_mode_and_other_google_modules_are_missing(

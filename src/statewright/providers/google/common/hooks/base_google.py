@@ -218,8 +218,16 @@ class GoogleBaseHook(BaseHook):
         return cast(T, inner)
 
     def test_connection(self) -> tuple[bool, str]:
+        """Anonymous credentials pass as they are; others must obtain an access token."""
         try:
-            self.get_credentials_and_project_id()
+            from google.auth.credentials import AnonymousCredentials
+
+            credentials = self.get_credentials()
+            if isinstance(credentials, AnonymousCredentials):
+                return True, "Credentials are anonymous"
+            import google.auth.transport.requests
+
+            credentials.refresh(google.auth.transport.requests.Request())
             return True, "Connection successfully tested"
         except Exception as exc:
             return False, f"{type(exc).__name__}: {exc}"
