@@ -52,7 +52,7 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
     from statewright.api.auth.routes import root_router
 
     for router in v2.ROUTERS:  # Airflow 3.3's REST API (docs/api.md)
-        app.include_router(router, prefix=v2.PREFIX)
+        app.include_router(router, prefix=v2.PREFIX, dependencies=v2.DEPENDENCIES)
     app.include_router(root_router)
     _install_metrics(app)
     from statewright.api.ui.views import router as ui_router

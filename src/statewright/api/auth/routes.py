@@ -55,7 +55,10 @@ async def create_token_at_root(request: Request) -> a.AccessToken:
     from statewright.api.errors import BadRequest, describe_validation
 
     if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        data: Any = dict((await request.form()).items())
+        from urllib.parse import parse_qs
+
+        fields = parse_qs((await request.body()).decode(errors="replace"))
+        data: Any = {k: v[0] for k, v in fields.items()}
     else:
         try:
             data = await request.json()

@@ -5,13 +5,17 @@ differences that remain are listed in docs/api.md."""
 
 from __future__ import annotations
 
+from fastapi import Depends
+
 from statewright.api.v2 import admin, dag_runs, dags, misc, monitor, task_instances
+from statewright.api.v2.common import served_parameters_only
 
 PREFIX = "/api/v2"
+DEPENDENCIES = [Depends(served_parameters_only)]
 
 ROUTERS = (monitor.version_router, monitor.router, dags.router, dags.errors_router,
            dag_runs.router, dag_runs.ti_router, task_instances.xcom_router,
            task_instances.router, admin.connections, admin.variables, admin.pools,
            misc.event_logs, misc.assets, misc.backfills)
 
-__all__ = ["PREFIX", "ROUTERS"]
+__all__ = ["DEPENDENCIES", "PREFIX", "ROUTERS"]

@@ -81,6 +81,16 @@ def post_clear_task_instances(request: Request, dag_id: str, body: v2.ClearTaskI
     if body.dag_run_id is None:
         raise BadRequest("Invalid request: give dag_run_id; clearing across a date range "
                          "(start_date/end_date) is not served yet. Nothing was changed.")
+    unserved = sorted(k for k in ("start_date", "end_date", "only_running", "include_past",
+                                  "include_future", "run_on_latest_version",
+                                  "prevent_running_task", "note")
+                      if getattr(body, k) not in (None, False))
+    if not body.reset_dag_runs:
+        unserved.append("reset_dag_runs=false (a cleared finished run is queued again)")
+    if unserved:
+        raise BadRequest(f"Invalid request: {', '.join(unserved)} not served yet (POST "
+                         f"/api/v1/dags/{{dag_id}}/dagRuns/{{run_id}}/taskInstances/{{task_id}}"
+                         "/clear clears across runs). Nothing was changed.")
     if any(not isinstance(t, str) for t in body.task_ids or []):
         raise BadRequest("Invalid request: task_ids as [task_id, map_index] pairs are not "
                          "served yet; give task ids. Nothing was changed.")

@@ -54,8 +54,9 @@ def _asset(a: dict[str, Any]) -> v2a.Asset:
                          for p in a["producing_tasks"]],
         consuming_tasks=[],
         aliases=[v2a.AssetAlias(id=0, name=n, group="asset") for n in a["aliases"]],
-        watchers=[v2a.AssetWatcher(name=w["name"], trigger_id=w.get("triggerer_id") or 0,
-                                   created_date=made) for w in a["watchers"]],
+        # statewright's watchers have no trigger row: trigger_id 0 (docs/api.md)
+        watchers=[v2a.AssetWatcher(name=w["name"], trigger_id=0, created_date=made)
+                  for w in a["watchers"]],
         last_asset_event=v2a.LastAssetEvent(timestamp=a["last_event_at"])
         if a["last_event_at"] else None)
 

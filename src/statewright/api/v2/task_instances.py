@@ -55,18 +55,24 @@ def get_task_instances(
     task_id: Annotated[str | None, Query()] = None,
     state: Annotated[list[str] | None, Query()] = None,
     map_index: Annotated[list[int] | None, Query()] = None,
+    pool: Annotated[list[str] | None, Query()] = None,
+    queue: Annotated[list[str] | None, Query()] = None,
+    operator: Annotated[list[str] | None, Query()] = None,
+    try_number: Annotated[list[int] | None, Query()] = None,
     limit: PageLimit = 50,
     offset: Offset = 0,
 ) -> v2.TaskInstanceCollection:
-    """The task instances of a run (mapped ones each with its map index)."""
+    """The task instances of a run in DAG order (mapped ones each with its map index)."""
     found = instances(request, dag_id, dag_run_id)
     if task_id is not None:
         found = [t for t in found if t.task_id == task_id]
     if state:
         wanted = {None if s in ("none", "no_status") else s for s in state}
         found = [t for t in found if t.state in wanted]
-    if map_index:
-        found = [t for t in found if t.map_index in map_index]
+    for field, values in (("map_index", map_index), ("pool", pool), ("queue", queue),
+                          ("operator", operator), ("try_number", try_number)):
+        if values:
+            found = [t for t in found if getattr(t, field) in values]
     return v2.TaskInstanceCollection(task_instances=found[offset:offset + limit],
                                      total_entries=len(found))
 
