@@ -82,7 +82,7 @@ def test_a_name_statewright_lacks_names_module_name_and_docs(layer: None) -> Non
 
 def test_a_provider_statewright_lacks_names_the_provider_package(layer: None) -> None:
     with pytest.raises(AirflowModuleMissing) as caught:
-        import airflow.providers.google.cloud.operators.gcs  # noqa: F401
+        import airflow.providers.google.cloud.operators.bigquery  # noqa: F401
     message = str(caught.value)
     assert "apache-airflow-providers-google" in message and "airflow.providers.google" in message
     assert "docs/coming-from-airflow.md" in message

@@ -26,7 +26,7 @@ FILES = {
     """,
     "provider.py": """
         from airflow.sdk import DAG
-        from airflow.providers.google.cloud.operators.gcs import GCSCreateBucketOperator
+        from airflow.providers.google.cloud.operators.bigquery import BigQueryInsertJobOperator
     """,
     "name.py": """
         from airflow.sdk import DAG, ObjectStoragePath, get_parsing_context, task
@@ -63,7 +63,7 @@ def test_check_reports_each_file_through_the_compat_layer(folder: Path) -> None:
     assert "branching" in good.features
     provider = report["provider.py"]
     assert not provider.loads and "apache-airflow-providers-google" in (provider.error or "")
-    assert provider.missing == ["airflow.providers.google.cloud.operators.gcs (module)"]
+    assert provider.missing == ["airflow.providers.google.cloud.operators.bigquery (module)"]
     name = report["name.py"]
     assert not name.loads and name.missing == ["airflow.sdk.get_parsing_context"]
     assert "object storage" in name.features
