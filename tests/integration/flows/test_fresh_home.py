@@ -114,3 +114,22 @@ def test_an_unmigrated_postgresql_database_is_not_migrated_by_a_flow(
     finally:
         engine.dispose()
     assert tables == 0
+
+
+def test_dag_test_runs_on_a_new_home(tmp_path: Path) -> None:
+    dag_file = tmp_path / "hello.py"
+    dag_file.write_text(
+        "from datetime import datetime\n"
+        "from statewright.sdk import DAG, task\n"
+        "with DAG('hello', schedule=None, start_date=datetime(2024, 1, 1)) as dag:\n"
+        "    @task\n"
+        "    def one() -> int:\n"
+        "        return 1\n"
+        "    one()\n"
+        "if __name__ == '__main__':\n"
+        "    print(dag.test().states)\n")
+    home = tmp_path / "home"
+    done = subprocess.run([sys.executable, str(dag_file)], cwd=tmp_path, env=_env(home),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "{'one': 'success'}" in done.stdout
