@@ -15,6 +15,7 @@ from fastapi import Request
 
 from statewright.api import reads
 from statewright.api import schemas as s
+from statewright.api.auth.audit import note_dry_run
 from statewright.api.auth.credentials import actor_of
 from statewright.api.deps import engine_of, reading
 from statewright.api.errors import BadRequest, NotFound
@@ -80,6 +81,7 @@ def _exactly(task_ids: Sequence[str]) -> list[str]:
 
 def clear_run(request: Request, dag_id: str, run_id: str, body: s.ClearBody) -> s.ControlResult:
     task_ids = body.task_ids or []
+    note_dry_run(request.state, body.dry_run)
     _known_tasks(request, dag_id, run_id, task_ids)
     plan = controls.clear_task_instances(
         engine_of(request), run_id, dag_id=dag_id, task_regexes=_exactly(task_ids),
@@ -91,6 +93,7 @@ def clear_run(request: Request, dag_id: str, run_id: str, body: s.ClearBody) -> 
 
 def clear_task(request: Request, dag_id: str, run_id: str, task_id: str,
                body: s.TaskClearBody, map_index: int = -1) -> s.ControlResult:
+    note_dry_run(request.state, body.dry_run)
     _known_tasks(request, dag_id, run_id, [task_id])
     plans = controls.clear_across_runs(
         engine_of(request), run_id, dag_id=dag_id, task_regexes=_exactly([task_id]),

@@ -9,6 +9,7 @@ no style, no event handler, links only to http(s) and mailto with ``rel="noopene
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +30,7 @@ _TAGS = {"a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "
          "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "ul"}
 _ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}, "td": {"style"}, "th": {"style"},
                "ol": {"start"}, "code": {"class"}}
+_ALIGN = re.compile(r'\s*style="text-align:\s*(left|right|center);?"')
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table") \
     .enable("strikethrough")
 
@@ -38,9 +40,11 @@ def render_doc_md(text: str | None) -> str | None:
     if not text:
         return None
     html = _markdown.render(text)
-    return nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes={"http", "https",
-                                                                           "mailto"},
-                     link_rel="noopener noreferrer", filter_style_properties={"text-align"})
+    clean = nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes={"http", "https",
+                                                                            "mailto"},
+                      link_rel="noopener noreferrer", filter_style_properties={"text-align"})
+    # a table column's alignment as a class: the page's CSP refuses style attributes
+    return _ALIGN.sub(lambda m: f' class="align-{m.group(1)}"', clean)
 
 
 def _next_runs(serialized: dict[str, Any], first: DagRunInfo | None, now: datetime

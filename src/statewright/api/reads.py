@@ -299,8 +299,11 @@ def get_task_instance(conn: Connection, dag_id: str, run_id: str, task_id: str,
         from statewright.api.ti_trigger import trigger_info
 
         trigger = trigger_info(conn, row, trigger_cipher)
+    from statewright.api.dag_details import render_doc_md
+
     return s.TaskInstanceDetail(**_ti(row), tries=tries, trigger=trigger,
-                                operator_name=task.get("operator_name") or row.operator)
+                                operator_name=task.get("operator_name") or row.operator,
+                                doc_md_html=render_doc_md(task.get("doc_md")))
 
 
 def _transition(r: Any) -> s.Transition:

@@ -313,6 +313,8 @@ class TaskInstanceDetail(TaskInstance):
         default=None, description="The name people know it by: '@task' for a decorated task.")
     trigger: TriggerInfo | None = Field(
         default=None, description="A deferred task instance's trigger: what it waits for.")
+    doc_md_html: str | None = Field(
+        default=None, description="The task's doc_md rendered as Markdown and sanitized.")
 
 
 class Transition(BaseModel):

@@ -129,6 +129,7 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
         "task_group": _group_of(task),
         **({"task_display_name": task.task_display_name}
            if task.task_display_name != task.task_id else {}),
+        **({"doc_md": task.doc_md} if getattr(task, "doc_md", None) else {}),
         **_mapping(task),
         "upstream": sorted(task.upstream_task_ids),
         "downstream": sorted(task.downstream_task_ids),

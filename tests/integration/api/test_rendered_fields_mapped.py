@@ -33,6 +33,7 @@ def test_each_map_index_has_its_rendered_fields(client: TestClient, engine: Engi
     for i in range(3):
         body = client.get(f"{base}/say/{i}/renderedFields").json()
         assert (body["map_index"], body["try_number"], body["dag_kind"]) == (i, 1, "dag")
+        assert body["rendered"] is True
         assert body["rendered_fields"]["bash_command"] == f"echo hey-{i}"
         assert body["rendered_fields"]["env"] == {"N": str(i)}
         one = client.get(f"{base}/say/{i}/renderedFields", params={"try_number": 1}).json()
@@ -55,7 +56,8 @@ def test_bad_input_is_a_404_naming_what_is_missing(client: TestClient, engine: E
                              "renderedFields")
     assert unknown_run.status_code == 404 and "nope" in unknown_run.json()["detail"]
     bad_try = client.get(f"{base}/say/1/renderedFields", params={"try_number": 4})
-    assert bad_try.status_code == 404 and "'say[1]'" in bad_try.json()["detail"]
+    assert bad_try.status_code == 404
+    assert "Try 4 of task 'say[1]'" in bad_try.json()["detail"]
     assert client.get(f"{base}/say/-1/renderedFields").status_code in (404, 422)
     assert client.get(f"{base}/say/1/renderedFields",
                       params={"try_number": 0}).status_code == 422
@@ -87,8 +89,20 @@ def test_a_flow_task_run_says_it_has_no_template_fields(
     assert tis, "the flow's task run is listed"
     body = client.get(run_url("loud", run_id) + f"/taskInstances/{tis[0]['task_id']}/"
                       "renderedFields").json()
-    assert body["dag_kind"] == "flow"
+    assert body["dag_kind"] == "flow" and body["rendered"] is False
     assert body["rendered_fields"] == {} and body["tries"] == []
     one_try = client.get(run_url("loud", run_id) + f"/taskInstances/{tis[0]['task_id']}/"
                          "renderedFields", params={"try_number": 1})
     assert one_try.status_code == 200 and one_try.json()["dag_kind"] == "flow"
+
+
+def test_a_try_without_template_fields_is_not_a_404(client: TestClient, engine: Engine) -> None:
+    from statewright.sdk import EmptyOperator
+
+    with DAG("rendered_none", schedule=None) as dag:
+        EmptyOperator(task_id="nothing")
+    run_id = dag.test(engine=engine).run_id
+    url = run_url("rendered_none", run_id) + "/taskInstances/nothing/renderedFields"
+    body = client.get(url, params={"try_number": 1}).json()
+    assert (body["try_number"], body["rendered"], body["rendered_fields"]) == (1, False, {})
+    assert client.get(url, params={"try_number": 2}).status_code == 404

@@ -31,6 +31,13 @@ def outcome_of(status: int) -> str:
     return "failed" if status >= 400 else "success"
 
 
+def note_dry_run(state: Any, dry_run: bool) -> None:
+    """Say that this request only previewed its action (``state``: the request's state): its
+    audit row names the action ``<action>_dry_run``, never the action itself."""
+    if dry_run:
+        state.audit_dry_run = True
+
+
 def _recorded(scope: Scope, status: int) -> bool:
     if str(scope.get("path", "")).startswith("/static/"):
         return False
@@ -58,6 +65,8 @@ def entry(scope: Scope, status: int, body: bytes) -> dict[str, Any]:
     client = scope.get("client")
     action = state.get("audit_action") or getattr(route, "name", None) or (
         "request_too_large" if status == 413 else "unknown_route")
+    if state.get("audit_dry_run") and not str(action).endswith("_dry_run"):
+        action = f"{action}_dry_run"  # a preview (a Clear dialog opened): nothing changed
     return dict(
         at=utcnow(), username=state.get("audit_username") or getattr(identity, "username", None),
         action=str(action), method=str(scope.get("method", "")), path=str(scope.get("path", "")),

@@ -33,6 +33,8 @@ class RenderedFields(BaseModel):
         "is a function called with its arguments), so rendered_fields stays empty.")
     try_number: int | None = Field(description="The try shown in rendered_fields (the latest "
                                    "try that rendered, unless one was asked for).")
+    rendered: bool = Field(False, description="Whether that try recorded rendered fields "
+                           "(false: the task has none, or the try ended before rendering).")
     rendered_fields: dict[str, Any]
     tries: list[RenderedTry]
 
@@ -65,17 +67,18 @@ def mapped_rendered_fields(request: Request, dag_id: str, run_id: str, task_id: 
         kind = reads.dag_row(conn, dag_id).kind
         tries = rendered_repo.for_task_instance(conn, row.id)
     shown = tries[-1] if tries else None
-    if try_number is not None and kind != "flow":  # a flow's tries render nothing: no 404
+    if try_number is not None:
         shown = next((t for t in tries if t.try_number == try_number), None)
-        if shown is None:
+        if shown is None and not 1 <= try_number <= row.try_number:
             label = task_id if map_index < 0 else f"{task_id}[{map_index}]"
             raise NotFound(f"Try {try_number} of task {label!r} in run {run_id!r} of DAG "
-                           f"{dag_id!r} rendered no fields (tries that did: "
+                           f"{dag_id!r} does not exist (its tries: 1 to {row.try_number}; "
+                           f"tries that rendered fields: "
                            f"{[t.try_number for t in tries] or 'none'}).")
     return RenderedFields(
         dag_id=dag_id, run_id=run_id, task_id=task_id, map_index=map_index,
-        dag_kind="flow" if kind == "flow" else "dag",
-        try_number=shown.try_number if shown else None,
+        dag_kind="flow" if kind == "flow" else "dag", rendered=shown is not None,
+        try_number=shown.try_number if shown else try_number,
         rendered_fields=shown.rendered_fields if shown else {},
         tries=[RenderedTry(try_number=t.try_number, rendered_fields=t.rendered_fields)
                for t in tries])

@@ -3,7 +3,7 @@ with its form (built from its params) and its options. Responses go through the 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -28,7 +28,14 @@ def required_actions_page(
     with reading(request) as conn:
         rows = hitl_repo.listing(conn, dag_id=dag_id, run_id=run_id, task_id=task_id,
                                  pending=True, limit=500)
-    details = [detail_of(r).model_dump(mode="json") for r in rows
+    details = [_with_body_html(detail_of(r).model_dump(mode="json")) for r in rows
                if map_index is None or r.map_index == map_index]
     return _page(request, "required_actions.html", title="Required actions · statewright",
                  page="required_actions", data={"actions": details})
+
+
+def _with_body_html(detail: dict[str, Any]) -> dict[str, Any]:
+    """The body as Markdown (as Airflow's UI shows it), rendered and sanitized like doc_md."""
+    from statewright.api.dag_details import render_doc_md
+
+    return {**detail, "body_html": render_doc_md(detail.get("body"))}

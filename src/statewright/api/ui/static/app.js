@@ -370,6 +370,15 @@ function historyTable(transitions) {
     el("tbody", {}, rows));
 }
 
+/** The task's doc_md, as the server rendered and sanitized it (an allowlist of tags). */
+function taskDoc(ti) {
+  if (!ti.doc_md_html) return null;
+  const body = el("div", { class: "doc-md task-doc-body" });
+  body.innerHTML = ti.doc_md_html;  // sanitized by the server (nh3), no style attributes
+  return el("details", { class: "task-doc", id: "panel-doc", open: true },
+    el("summary", {}, "Task documentation"), body);
+}
+
 function fact(dt, dd) {
   return dd === null || dd === undefined || dd === "" || dd === false ? []
     : [el("dt", {}, dt), el("dd", {}, dd)];
@@ -498,7 +507,8 @@ class TaskPanel {
           { dataset: { key: x.key } }, el("th", { class: "mono" }, x.key),
           el("td", {}, el("code", {}, JSON.stringify(x.value))),
           el("td", { class: "muted small" }, `${x.retention}, try ${x.try_number}`)))))) : null;
-    this.box.replaceChildren(...[head, stateLine, message, facts, actions, xcomBox, stateBox,
+    this.box.replaceChildren(...[head, stateLine, message, facts, taskDoc(ti), actions, xcomBox,
+      stateBox,
       triesBox,
       el("h3", {}, "State history"), historyTable(history.transitions)].filter(Boolean));
   }

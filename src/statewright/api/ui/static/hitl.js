@@ -2,7 +2,8 @@
    its subject and body, a form built from its params (a field per param, typed by its schema)
    and its options (a button each; check boxes and one Respond button when several may be
    chosen). Responses go to the REST API (PATCH .../hitlDetails). Everything from DAG files and
-   responses is set as text (textContent), never as HTML. Uses app.js's el, api and toast. */
+   responses is set as text (textContent), except the body: Markdown the server rendered and
+   sanitized (as doc_md). Uses app.js's el, api and toast. */
 "use strict";
 
 function hitlUrl(ti) {
@@ -49,6 +50,15 @@ function hitlField(name, param, prefill) {
   return [node, read];
 }
 
+/* The body as Markdown, rendered and sanitized by the server (body_html); else as text. */
+function hitlBody(action) {
+  if (!action.body) return null;
+  if (!action.body_html) return el("div", { class: "hitl-body", text: action.body });
+  const body = el("div", { class: "hitl-body md" });
+  body.innerHTML = action.body_html;  // sanitized by the server (nh3)
+  return body;
+}
+
 function hitlCard(action, prefill) {
   const ti = action.task_instance;
   const error = el("div", { class: "hitl-error", role: "alert" });
@@ -61,8 +71,9 @@ function hitlCard(action, prefill) {
     el("div", { class: "hitl-where" },
       el("a", { href: `/dags/${enc(ti.dag_id)}/runs/${enc(ti.dag_run_id)}`, text: `${ti.dag_id} · ${ti.dag_run_id}` }),
       ` · ${tiLabel(ti.task_id, ti.map_index)}`,
-      action.timeout_at ? ` · times out ${new Date(action.timeout_at).toLocaleString()}` : ""),
-    action.body ? el("div", { class: "hitl-body", text: action.body }) : null,
+      action.timeout_at ? el("span", { class: "hitl-timeout" }, " · times out ",
+        timeEl(action.timeout_at)) : ""),
+    hitlBody(action),
     ...fields.map((f) => f.node));
   const send = async (chosen, buttons) => {
     error.textContent = "";

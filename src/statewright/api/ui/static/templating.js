@@ -189,11 +189,12 @@ window.statewrightTemplating = (() => {
             el("td", {}, el("pre", { class: "rendered-value" },
               typeof value === "string" ? value : JSON.stringify(value, null, 2))));
         })))
-        : el("p", { class: "muted small" }, "This task has no template fields."));
+        : el("p", { class: "muted small", id: "rendered-none" }, r.rendered
+          ? "This task has no template fields."
+          : "This try rendered no fields: the task has no template fields, or the try ended " +
+            "before rendering (see its log)."));
     }).catch((e) => {
-      body.replaceChildren(el("p", { class: "muted small" }, e.status === 404
-        ? "This try rendered no fields (it has not run yet, or rendering failed: see its log)."
-        : e.message));
+      body.replaceChildren(el("p", { class: "muted small" }, e.message));
     });
     return box;
   }
