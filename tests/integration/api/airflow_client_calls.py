@@ -54,6 +54,8 @@ call("trigger_again", lambda: runs.trigger_dag_run(simple, af.TriggerDAGRunPostB
     dag_run_id="from_client", logical_date=datetime(2026, 1, 3, tzinfo=UTC))))
 call("list_runs", lambda: runs.get_dag_runs(simple))
 call("get_run", lambda: runs.get_dag_run(simple, "from_client"))
+call("mark_run", lambda: runs.patch_dag_run(simple, "from_client",
+                                           af.DAGRunPatchBody(state="success")))
 call("get_missing_run", lambda: runs.get_dag_run(simple, "no_such_run"))
 tis = af.TaskInstanceApi(api)
 call("list_tis", lambda: tis.get_task_instances(mapped, run_id))
@@ -70,6 +72,20 @@ call("clear_dry_run", lambda: tis.post_clear_task_instances(mapped, af.ClearTask
     dag_run_id=run_id, dry_run=True, only_failed=False, task_ids=[total])))
 call("connections", lambda: af.ConnectionApi(api).get_connections())
 call("connection", lambda: af.ConnectionApi(api).get_connection("warehouse"))
+conns, variables = af.ConnectionApi(api), af.VariableApi(api)
+call("create_connection", lambda: conns.post_connection(af.ConnectionBody(
+    connection_id="api_conn", conn_type="http", host="example.org", password="pw")))
+call("patch_connection", lambda: conns.patch_connection("api_conn", af.ConnectionBody(
+    connection_id="api_conn", conn_type="http", host="api.example.org"),
+    update_mask=["host"]))
+call("delete_connection", lambda: conns.delete_connection("api_conn"))
+call("create_variable", lambda: variables.post_variable(af.VariableBody(
+    key="limits", value={"rows": 10}, description="json")))
+call("create_variable_again", lambda: variables.post_variable(af.VariableBody(
+    key="limits", value="x")))
+call("patch_variable", lambda: variables.patch_variable("limits", af.VariableBody(
+    key="limits", value="20"), update_mask=["value"]))
+call("delete_variable", lambda: variables.delete_variable("limits"))
 call("variables", lambda: af.VariableApi(api).get_variables())
 call("variable", lambda: af.VariableApi(api).get_variable("region"))
 pools = af.PoolApi(api)

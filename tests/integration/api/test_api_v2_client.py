@@ -100,6 +100,7 @@ def test_a_teams_script_runs_against_api_v2(answers: dict[str, Any]) -> None:
     assert a["trigger_again"]["error"] == 409
     assert [r["dag_run_id"] for r in a["list_runs"]["dag_runs"]] == ["from_client"]
     assert a["get_run"]["dag_run_id"] == "from_client"
+    assert (a["mark_run"]["dag_run_id"], a["mark_run"]["state"]) == ("from_client", "success")
     assert a["get_missing_run"]["error"] == 404
     assert '"detail"' in a["get_missing_run"]["body"]
 
@@ -120,6 +121,16 @@ def test_a_teams_script_runs_against_api_v2(answers: dict[str, Any]) -> None:
 
     assert a["connections"]["connections"][0]["connection_id"] == "warehouse"
     assert (a["connection"]["host"], a["connection"]["password"]) == ("db.internal", "***")
+    assert (a["create_connection"]["host"], a["create_connection"]["password"]) == (
+        "example.org", "***")
+    assert (a["patch_connection"]["host"], a["patch_connection"]["password"]) == (
+        "api.example.org", "***")  # the password left out is kept
+    assert a["delete_connection"] is None
+    assert (a["create_variable"]["value"], a["create_variable"]["description"]) == (
+        '{"rows": 10}', "json")
+    assert a["create_variable_again"]["error"] == 409
+    assert (a["patch_variable"]["value"], a["patch_variable"]["description"]) == ("20", "json")
+    assert a["delete_variable"] is None
     assert a["variables"]["total_entries"] == 1
     assert (a["variable"]["key"], a["variable"]["value"]) == ("region", "eu-west-1")
 

@@ -1,15 +1,16 @@
-"""``/api/v2`` connections and variables (read; admin only, as in /api/v1) and pools (read:
-viewer; create, change, delete: admin)."""
+"""``/api/v2`` connections and variables (admin only, as in /api/v1) and pools (read: viewer;
+create, change, delete: admin)."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
 from statewright.api.auth.permissions import ADMIN
 from statewright.api.deps import Offset
-from statewright.api.errors import BadRequest
+from statewright.api.errors import BadRequest, Conflict, NotFound
 from statewright.api.routers import pools as v1_pools
 from statewright.api.routers import secrets as v1_secrets
 from statewright.api.v2 import schemas_admin as v2
@@ -42,6 +43,73 @@ def get_connections(request: Request, limit: PageLimit = 50, offset: Offset = 0
 def get_connection(request: Request, connection_id: str) -> v2.Connection:
     """One connection."""
     return _connection(v1_secrets.get_connection(request, connection_id))
+
+
+def _connection_in(body: v2.ConnectionBody) -> v1_secrets.ConnectionIn:
+    return v1_secrets.ConnectionIn.model_validate(
+        body.model_dump(by_alias=True, exclude={"team_name"}))
+
+
+@connections.post("/connections", response_model=v2.Connection, status_code=201,
+                  response_model_by_alias=True, openapi_extra=ADMIN, responses=CONFLICT)
+def post_connection(request: Request, body: v2.ConnectionBody) -> v2.Connection:
+    """Create a connection (409 when the id exists)."""
+    return _connection(v1_secrets.post_connection(request, _connection_in(body)))
+
+
+@connections.patch("/connections/{connection_id}", response_model=v2.Connection,
+                   response_model_by_alias=True, openapi_extra=ADMIN, responses=NOT_FOUND)
+def patch_connection(request: Request, connection_id: str, body: v2.ConnectionBody,
+                     update_mask: Annotated[list[str] | None, Query()] = None
+                     ) -> v2.Connection:
+    """Change a connection (only the fields in ``update_mask`` when given; a password left
+    out keeps the stored one)."""
+    return _connection(v1_secrets.patch_connection(request, connection_id,
+                                                   _connection_in(body), update_mask))
+
+
+@connections.delete("/connections/{connection_id}", status_code=204, openapi_extra=ADMIN,
+                    responses=NOT_FOUND)
+def delete_connection(request: Request, connection_id: str) -> Response:
+    """Delete a connection."""
+    return v1_secrets.delete_connection(request, connection_id)
+
+
+def _variable_in(body: v2.VariableBody) -> v1_secrets.VariableIn:
+    value = body.value if isinstance(body.value, str) else json.dumps(body.value)
+    return v1_secrets.VariableIn(key=body.key, value=value, description=body.description)
+
+
+@variables.post("/variables", response_model=v2.Variable, status_code=201,
+                openapi_extra=ADMIN, responses=CONFLICT)
+def post_variable(request: Request, body: v2.VariableBody) -> v2.Variable:
+    """Create a variable (409 when the key exists; a JSON value is stored as its text)."""
+    try:
+        v1_secrets.get_variable(request, body.key)
+    except NotFound:
+        return _variable(v1_secrets.post_variable(request, _variable_in(body)))
+    raise Conflict(f"The Variable with key: `{body.key}` already exists")
+
+
+@variables.patch("/variables/{variable_key}", response_model=v2.Variable,
+                 openapi_extra=ADMIN, responses=NOT_FOUND)
+def patch_variable(request: Request, variable_key: str, body: v2.VariableBody,
+                   update_mask: Annotated[list[str] | None, Query()] = None) -> v2.Variable:
+    """Change a variable's value and description (``update_mask``: only these)."""
+    new = _variable_in(body)
+    if update_mask:
+        current = v1_secrets.get_variable(request, variable_key)
+        new.value = new.value if "value" in update_mask else current.value or ""
+        if "description" not in update_mask:
+            new.description = current.description
+    return _variable(v1_secrets.patch_variable(request, variable_key, new))
+
+
+@variables.delete("/variables/{variable_key}", status_code=204, openapi_extra=ADMIN,
+                  responses=NOT_FOUND)
+def delete_variable(request: Request, variable_key: str) -> Response:
+    """Delete a variable."""
+    return v1_secrets.delete_variable(request, variable_key)
 
 
 def _variable(v: v1_secrets.VariableOut) -> v2.Variable:

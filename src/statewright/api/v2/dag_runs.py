@@ -72,6 +72,23 @@ def get_dag_run(request: Request, dag_id: str, dag_run_id: str) -> v2.DagRunResp
     return adapt.dag_run(run, display_name(request, dag_id))
 
 
+@router.patch("/dags/{dag_id}/dagRuns/{dag_run_id}", response_model=v2.DagRunResponse,
+              responses={**NOT_FOUND, **CONFLICT})
+def patch_dag_run(request: Request, dag_id: str, dag_run_id: str, body: v2.DagRunPatchBody,
+                  update_mask: Annotated[list[str] | None, Query()] = None
+                  ) -> v2.DagRunResponse:
+    """Mark a run ``success`` or ``failed`` (the same control as /api/v1: its unfinished task
+    instances are marked too)."""
+    given = body.model_fields_set & set(update_mask or body.model_fields_set)
+    if "note" in given or body.state == "queued":
+        raise BadRequest("Invalid request: notes and state 'queued' are not served yet (POST "
+                         ".../dagRuns/{dag_run_id}/clear in /api/v1 queues a run again). "
+                         "Nothing was changed.")
+    if "state" in given and body.state is not None:
+        v1_runs.patch_run(request, dag_id, dag_run_id, v1.DagRunPatch(state=body.state))
+    return get_dag_run(request, dag_id, dag_run_id)
+
+
 @ti_router.post("/dags/{dag_id}/clearTaskInstances", response_model=v2.TaskInstanceCollection,
                 responses={**NOT_FOUND, **CONFLICT})
 def post_clear_task_instances(request: Request, dag_id: str, body: v2.ClearTaskInstancesBody

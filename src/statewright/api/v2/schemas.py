@@ -155,6 +155,11 @@ class TriggerDagRunBody(_Body):
     partition_key: str | None = Field(default=None, min_length=1, max_length=250)
 
 
+class DagRunPatchBody(_Body):
+    state: Literal["queued", "success", "failed"] | None = None
+    note: str | None = Field(default=None, max_length=1000)
+
+
 class TaskInstanceResponse(BaseModel):
     id: str
     task_id: str

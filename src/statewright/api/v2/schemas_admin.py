@@ -30,6 +30,28 @@ class ConnectionCollection(BaseModel):
     total_entries: int
 
 
+class ConnectionBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    connection_id: str = Field(min_length=1, max_length=200, pattern=r"^[\w.-]+$")
+    conn_type: str = Field(min_length=1)
+    description: str | None = None
+    host: str | None = None
+    login: str | None = None
+    schema_: str | None = Field(default=None, alias="schema")
+    port: int | None = None
+    password: str | None = None
+    extra: str | None = None
+    team_name: str | None = None
+
+
+class VariableBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    key: str = Field(min_length=1, max_length=250)
+    value: Any
+    description: str | None = None
+    team_name: str | None = None
+
+
 class Variable(BaseModel):
     key: str
     value: str | None = None
