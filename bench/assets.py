@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from _cpu import host_speed, metered, totals
 from sqlalchemy import Engine, create_engine, func, select, text
 
 from statewright.core.transitions import Actor
@@ -229,12 +230,21 @@ def main() -> None:
     parser.add_argument("--postgres-url", default=PG_ADMIN, help="admin URL ('' to skip)")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14")
     args = parser.parse_args()
+    host_speed()
     figures: dict[str, Any] = {"benchmark": "assets"}
+    events = 0
     for name, engine, fresh in _databases(args.postgres_url or None):
-        figures[f"latency_{name}"] = latency(engine, args.repeats)
-        figures[f"fan_out_{name}"] = fan_out(fresh(), args.dags)
+        url = args.postgres_url if name == "postgres" else None
+        figures[f"latency_{name}"] = metered(url, args.repeats, "event", latency, engine,
+                                             args.repeats)
+        figures[f"fan_out_{name}"] = metered(url, args.dags, "dag", fan_out, fresh(), args.dags)
+        events += args.repeats + args.dags
         if name == "sqlite":
-            figures["redis_stream_sqlite"] = redis_stream(fresh(), args.messages, args.redis_url)
+            figures["redis_stream_sqlite"] = metered(None, args.messages, "event", redis_stream,
+                                                     fresh(), args.messages, args.redis_url)
+            events += args.messages
+    # Per event: an asset event posted and the runs it starts, a DAG's run, a stream message.
+    figures.update(totals(figures, events, "event"))
     print(json.dumps(figures))
 
 

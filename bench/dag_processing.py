@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from _cpu import flat, host_speed, metered, totals
 from sqlalchemy import Engine, func, select, text
 
 from statewright.core.clock import ManualClock
@@ -143,6 +144,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=int, default=6)
     parser.add_argument("--database-url")
     args = parser.parse_args()
+    host_speed()
     with tempfile.TemporaryDirectory(prefix="statewright-bench-") as tmp_name:
         tmp = Path(tmp_name)
         url = args.database_url or f"sqlite:///{tmp / 'bench.db'}"
@@ -151,10 +153,18 @@ def main() -> None:
         _fresh(engine)
         (tmp / "dags").mkdir()
         out: dict[str, Any] = {"database": engine.dialect.name}
-        out.update(parse(engine, tmp / "dags", args.files, args.parallelism))
-        out.update(create_loops(engine, args.files, args.minutes))
-        out.update(distinct_starts(engine, args.files, args.minutes))
+        runs = args.files * args.minutes
+        phases = {
+            "parse": metered(args.database_url, args.files, "file", parse, engine,
+                             tmp / "dags", args.files, args.parallelism),
+            "create": metered(args.database_url, runs, "run", create_loops, engine,
+                              args.files, args.minutes),
+            "distinct": metered(args.database_url, runs, "run", distinct_starts, engine,
+                                args.files, args.minutes)}
+        for name, figures in phases.items():
+            flat(out, name, figures)
         engine.dispose()
+    out.update(totals(out, args.files, "file"))
     print(json.dumps(out))
 
 

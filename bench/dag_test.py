@@ -25,6 +25,8 @@ import sys
 import time
 from typing import Any
 
+from _cpu import CpuMeter
+
 
 def one(shape: str, n: int) -> tuple[float, float]:
     from statewright.sdk import DAG
@@ -74,9 +76,10 @@ def main() -> None:
     chain_small, chain_big = (int(x) for x in args.chain.split(","))
     times: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
-    for shape, n in (("fan", fan_small), ("fan", fan_big), ("chain", chain_small),
-                     ("chain", chain_big)):
-        times[f"{shape}_{n}"], cpus[f"{shape}_{n}"] = _timed(shape, n, args.repeat)
+    with CpuMeter() as meter:  # every dag.test() process, start-up and import included
+        for shape, n in (("fan", fan_small), ("fan", fan_big), ("chain", chain_small),
+                         ("chain", chain_big)):
+            times[f"{shape}_{n}"], cpus[f"{shape}_{n}"] = _timed(shape, n, args.repeat)
     fan, chain = (f"fan_{fan_small}", f"fan_{fan_big}"), (f"chain_{chain_small}",
                                                           f"chain_{chain_big}")
     out: dict[str, Any] = {
@@ -87,6 +90,7 @@ def main() -> None:
         "per_task_cpu": _marginal(cpus[fan[0]], cpus[fan[1]], fan_big - fan_small),
         "per_link_cpu": _marginal(cpus[chain[0]], cpus[chain[1]], chain_big - chain_small),
         "seconds": {k: [round(v, 3) for v in vs] for k, vs in times.items()},
+        **meter.figures(args.repeat * (fan_small + fan_big + chain_small + chain_big), "task"),
     }
     print(json.dumps(out))
 

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from _cpu import flat, host_speed, metered, totals
 from sqlalchemy import Engine, create_engine, text
 
 from statewright.db.engine import make_engine
@@ -103,22 +104,30 @@ def main() -> None:
     parser.add_argument("--postgres-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/"
                         "postgres")
     args = parser.parse_args()
+    host_speed()
     figures: dict[str, Any] = {"bench": "durable_state", "writes": args.writes,
                                "events": args.events}
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = make_engine(f"sqlite:///{Path(tmp) / 'bench.db'}")
         migrate(sqlite)
-        figures["sqlite"] = _state_store(sqlite, args.writes)
+        figures["sqlite"] = metered(None, args.writes, "write", _state_store, sqlite,
+                                    args.writes)
+        ops = args.writes + args.events
         if args.postgres_url:
             pg = _postgres(args.postgres_url)
-            figures["postgres"] = _state_store(pg, args.writes)
+            figures["postgres"] = metered(args.postgres_url, args.writes, "write", _state_store,
+                                          pg, args.writes)
+            ops += args.writes
             pg.dispose()
         with DAG("bench_state", schedule=None, start_date=datetime(2024, 1, 1)) as _DAG:
             @task
             def writer() -> None: ...
             writer()
-        figures.update(_listener_cost(sqlite, args.events))
+        listener = metered(None, args.events, "event", _listener_cost, sqlite, args.events)
+        flat(figures, "listener", listener)
         sqlite.dispose()
+    # Per operation: a state store write and read back, or a listener event.
+    figures.update(totals(figures, ops, "op"))
     print(json.dumps(figures))
 
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _cpu import CpuMeter, host_speed
 from sqlalchemy import func, select
 
 from statewright.db.engine import make_engine
@@ -53,13 +53,6 @@ def fanned(n: int) -> int:
     return len(futures)
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and of its ended children (the recorder processes)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
-        resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=1000)
@@ -70,6 +63,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None,
                         help="threads of the fanned-out flow's task runner (default: Prefect's)")
     args = parser.parse_args()
+    host_speed()
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite:///{Path(tmp) / 'bench.db'}"
         engine = make_engine(url)
@@ -82,14 +76,16 @@ def main() -> None:
         os.environ["STATEWRIGHT_HOME"] = tmp  # results that are not JSON go to files here
         os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")  # no console line per call
         chain = chained.with_options(durable=args.durable)
-        t0, c0 = time.perf_counter(), _cpu()
-        chain(n)
-        chain_s, chain_cpu = time.perf_counter() - t0, _cpu() - c0
+        t0 = time.perf_counter()
+        with CpuMeter(args.database_url) as chain_cpu:  # with the recorder processes
+            chain(n)
+        chain_s = time.perf_counter() - t0
         fan = fanned.with_options(task_runner=ThreadPoolTaskRunner(max_workers=args.workers),
                                   durable=args.durable)
-        t0, c0 = time.perf_counter(), _cpu()
-        fan(n)
-        fan_s, fan_cpu = time.perf_counter() - t0, _cpu() - c0
+        t0 = time.perf_counter()
+        with CpuMeter(args.database_url) as fan_cpu:
+            fan(n)
+        fan_s = time.perf_counter() - t0
         with engine.connect() as conn:
             tis = conn.execute(select(func.count()).select_from(task_instance)).scalar_one()
             rows = conn.execute(select(func.count()).select_from(state_transition)).scalar_one()
@@ -98,10 +94,14 @@ def main() -> None:
         "bench": "flows", "backend": args.backend, "database": url.split(":", 1)[0],
         "durable": args.durable,
         "tasks": n, "workers": args.workers, "chained_ms_per_call": round(chain_s * 1000 / n, 3),
-        "chained_cpu_ms_per_call": round(chain_cpu * 1000 / n, 3),
-        "fanned_cpu_ms_per_call": round(fan_cpu * 1000 / n, 3),
+        "chained_cpu_ms_per_call": round(chain_cpu.cpu_s * 1000 / n, 3),
+        "fanned_cpu_ms_per_call": round(fan_cpu.cpu_s * 1000 / n, 3),
         "fanned_task_runs_per_s": round(n / fan_s, 1), "task_instances": tis,
         "history_rows": rows,
+        "cpu_s": round(chain_cpu.cpu_s + fan_cpu.cpu_s, 3),
+        "cpu_ms_per_call": round((chain_cpu.cpu_s + fan_cpu.cpu_s) * 1000 / (2 * n), 3),
+        "cpu_s_by_role": {"chained": chain_cpu.by_role, "fanned": fan_cpu.by_role},
+        **host_speed(),
     }
     print(json.dumps(out))
 

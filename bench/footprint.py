@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from _cpu import CpuMeter, host_speed
 
 MIB = 1024 * 1024
 
@@ -135,6 +136,7 @@ def main() -> None:
                              " are let go)")
     parser.add_argument("--timeout", type=float, default=180.0)
     args = parser.parse_args()
+    host_speed()
     home = Path(tempfile.mkdtemp(prefix="sw-bench-footprint-"))
     (home / "dags").mkdir()
     port = _free_port()
@@ -151,19 +153,26 @@ def main() -> None:
         _wait("the examples' first runs", lambda: _runs_unfinished(db) == 0 and
               bool(_example_runs(db)), args.timeout)
         out["ready_seconds"] = round(time.perf_counter() - started, 2)
-        time.sleep(args.idle_seconds)
+        with CpuMeter() as idle_cpu:
+            time.sleep(args.idle_seconds)
         idle = tree_pss(root)
-        triggered = _trigger(home, port, args.runs)
-        t0 = time.perf_counter()
-        peak: dict[str, Any] = {"pss_mib": 0.0}
-        while _runs_unfinished(db):
-            sample = tree_pss(root)
-            if sample["pss_mib"] > peak["pss_mib"]:
-                peak = sample
-            if time.perf_counter() - t0 > args.timeout:
-                raise SystemExit("footprint bench: the load did not end in time")
-            time.sleep(0.25)
-        load_seconds = time.perf_counter() - t0
+        with CpuMeter() as load_cpu:
+            triggered = _trigger(home, port, args.runs)
+            t0 = time.perf_counter()
+            peak: dict[str, Any] = {"pss_mib": 0.0}
+            while _runs_unfinished(db):
+                sample = tree_pss(root)
+                if sample["pss_mib"] > peak["pss_mib"]:
+                    peak = sample
+                if time.perf_counter() - t0 > args.timeout:
+                    raise SystemExit("footprint bench: the load did not end in time")
+                time.sleep(0.25)
+            load_seconds = time.perf_counter() - t0
+        # The whole deployment's CPU (every process of it): idle, per second; under the load,
+        # per run triggered (each example DAG's run, its task instances included).
+        out["idle_cpu_ms_per_s"] = round(idle_cpu.cpu_s * 1000 / idle_cpu.wall_s, 2)
+        out["idle_cpu_s_by_role"] = idle_cpu.by_role
+        out.update(load_cpu.figures(triggered, "run"))
         time.sleep(args.idle_seconds)
         after = tree_pss(root)
         out.update(idle_pss_mib=idle["pss_mib"], idle_processes=idle["processes"],

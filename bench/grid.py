@@ -23,6 +23,8 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from _cpu import CpuMeter, host_speed
+
 
 def build(engine: Any, dag_id: str, n_tasks: int, n_runs: int) -> None:
     from sqlalchemy import select
@@ -83,6 +85,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--format", choices=("default", "compact"), default="default")
     args = parser.parse_args()
+    host_speed()
     from fastapi.testclient import TestClient
     from sqlalchemy import event
 
@@ -115,10 +118,11 @@ def main() -> None:
             body = warm.json()
             assert len(body["rows"]) == args.tasks and len(body["dag_runs"]) == args.runs
             times = []
-            for _ in range(args.repeat):
-                started = time.perf_counter()
-                client.get(url).raise_for_status()
-                times.append((time.perf_counter() - started) * 1000)
+            with CpuMeter() as cpu:
+                for _ in range(args.repeat):
+                    started = time.perf_counter()
+                    client.get(url).raise_for_status()
+                    times.append((time.perf_counter() - started) * 1000)
             event.listen(engine, "before_cursor_execute", count)
             client.get(url).raise_for_status()
             event.remove(engine, "before_cursor_execute", count)
@@ -127,7 +131,8 @@ def main() -> None:
             "cells": args.tasks * args.runs, "build_seconds": round(build_seconds, 2),
             "response_bytes": len(warm.content), "statements_per_call": statements[0],
             "grid_ms_min": round(min(times), 1),
-            "grid_ms_median": round(statistics.median(times), 1)}))
+            "grid_ms_median": round(statistics.median(times), 1),
+            **cpu.figures(args.repeat, "call")}))
     finally:
         engine.dispose()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
+from _cpu import CpuMeter, host_speed
 from sqlalchemy import Engine, func, select
 
 from statewright.core.clock import utcnow
@@ -152,6 +153,7 @@ def main() -> None:
     p.add_argument("--busy-runs", type=int, default=20)
     p.add_argument("--passes", type=int, default=40)
     args = p.parse_args()
+    host_speed()
     tmp = Path(tempfile.mkdtemp(prefix="statewright-bench-hitl-"))
     engines, schedulers = [], []
     for name in ("without", "with"):
@@ -171,9 +173,10 @@ def main() -> None:
         pass_ms(s, 5)  # warm up
     without: list[float] = []
     with_them: list[float] = []
-    for _ in range(args.passes):
-        without += pass_ms(schedulers[0], 1)
-        with_them += pass_ms(schedulers[1], 1)
+    with CpuMeter() as passes_cpu:
+        for _ in range(args.passes):
+            without += pass_ms(schedulers[0], 1)
+            with_them += pass_ms(schedulers[1], 1)
     held = holdings(engine)
     with engine.connect() as conn:
         held["pool_slots_occupied_by_them"] = (
@@ -183,8 +186,9 @@ def main() -> None:
     later = utcnow() + timedelta(seconds=5)
     t0 = time.perf_counter()
     resumed = 0
-    while (n := apply_timeouts(engine, later)) > 0:
-        resumed += n
+    with CpuMeter() as timeouts_cpu:
+        while (n := apply_timeouts(engine, later)) > 0:
+            resumed += n
     timeout_ms = (time.perf_counter() - t0) * 1000
     mw, mt = statistics.median(without), statistics.median(with_them)
     print(json.dumps({
@@ -197,6 +201,9 @@ def main() -> None:
         "executor_slots_used_by_awaiting": 0,
         "setup_seconds": round(setup_s, 1),
         "timeouts_resumed": resumed, "timeouts_ms_for_1000": round(timeout_ms, 1),
+        # CPU per scheduler pass (both schedulers' passes), and per timed-out task resumed.
+        **passes_cpu.figures(2 * args.passes, "pass"),
+        "timeouts_cpu_ms_per_resume": round(timeouts_cpu.cpu_s * 1000 / max(resumed, 1), 3),
     }))
 
 

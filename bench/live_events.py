@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _cpu import host_speed, metered, totals
 from sqlalchemy import create_engine, text
 
 from statewright.api.server import make_server
@@ -94,10 +95,13 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=40)
     parser.add_argument("--postgres-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
     args = parser.parse_args()
+    host_speed()
     figures: dict[str, Any] = {"bench": "live_events"}
+    # CPU per event delivered (each change on each stream), the server's set-up included.
+    events = args.streams * args.changes
     with tempfile.TemporaryDirectory() as tmp:
-        figures["sqlite"] = measure(f"sqlite:///{tmp}/bench.db", Path(tmp), args.streams,
-                                    args.changes)
+        figures["sqlite"] = metered(None, events, "event", measure, f"sqlite:///{tmp}/bench.db",
+                                    Path(tmp), args.streams, args.changes)
     try:
         admin = create_engine(args.postgres_url, isolation_level="AUTOCOMMIT")
         with admin.connect() as conn:
@@ -105,11 +109,14 @@ def main() -> None:
             conn.execute(text("CREATE DATABASE bench_live_events"))
         url = args.postgres_url.rsplit("/", 1)[0] + "/bench_live_events"
         with tempfile.TemporaryDirectory() as tmp:
-            figures["postgresql"] = measure(url, Path(tmp), args.streams, args.changes)
+            figures["postgresql"] = metered(url, events, "event", measure, url, Path(tmp),
+                                            args.streams, args.changes)
         with admin.connect() as conn:
             conn.execute(text("DROP DATABASE IF EXISTS bench_live_events WITH (FORCE)"))
     except Exception as exc:  # a bench reports what it could not measure
         figures["postgresql"] = f"not measured: {type(exc).__name__}: {exc}"[:200]
+    measured = sum(1 for v in figures.values() if isinstance(v, dict))
+    figures.update(totals(figures, events * measured, "event"))
     print(json.dumps(figures))
 
 

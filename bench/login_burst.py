@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _cpu import CpuMeter, host_speed
 
 from statewright.api.server import make_server
 from statewright.config import load_settings
@@ -56,6 +57,7 @@ def main() -> None:
     parser.add_argument("--logins", type=int, default=32)
     parser.add_argument("--samples", type=int, default=20)
     args = parser.parse_args()
+    host_speed()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         url = f"sqlite:///{home / 'bench.db'}"
@@ -73,14 +75,15 @@ def main() -> None:
             except httpx.TransportError:
                 time.sleep(0.05)
         try:
-            figures = asyncio.run(_burst(base, args.logins, args.samples))
+            with CpuMeter() as cpu:
+                figures = asyncio.run(_burst(base, args.logins, args.samples))
         finally:
             server.stop()
             thread.join(10)
             engine.dispose()
     bound = getattr(settings, "login_hash_concurrency", None)  # None: a build without the bound
     print(json.dumps({"bench": "login_burst", "logins": args.logins, "hash_concurrency": bound,
-                      **figures}))
+                      **figures, **cpu.figures(args.logins, "login")}))  # the hashes dominate
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _cpu import flat, host_speed, metered, totals
 from sqlalchemy import func, select
 from throughput import _wait_run
 
@@ -154,10 +155,16 @@ def main() -> None:
     p.add_argument("--parallelism", type=int, default=8)
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args()
+    host_speed()
     tmp = Path(tempfile.mkdtemp(prefix="statewright-bench-mapping-"))
     out: dict[str, Any] = {"benchmark": "mapping", "database": "sqlite"}
-    out.update(expansion(tmp, args.expand, args.repeats))
-    out.update(throughput(tmp, args.tasks, args.parallelism, args.repeats))
+    # Per task instance: each expanded one (its run's set-up included), each mapped and each static
+    # one run by the scheduler and the LocalExecutor (their set-up included).
+    flat(out, "expansion", metered(None, args.expand * args.repeats, "ti", expansion, tmp,
+                                   args.expand, args.repeats))
+    flat(out, "throughput", metered(None, 2 * args.tasks * args.repeats, "ti", throughput,
+                                    tmp, args.tasks, args.parallelism, args.repeats))
+    out.update(totals(out, (args.expand + 2 * args.tasks) * args.repeats, "ti"))
     print(json.dumps(out))
 
 

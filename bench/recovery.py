@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.chaos helpers
 
+from _cpu import CpuMeter, host_speed
 from sqlalchemy import func, select
 from tests.chaos.deployment import CHAOS_SETTINGS, Deployment, wait_for
 from tests.chaos.services import PrivatePostgres
@@ -178,20 +179,33 @@ def postgres_converge(root: Path, pg: PrivatePostgres) -> float:
         return _until_moving(b, time.monotonic(), b.last_move())
 
 
+PG_ROLES = (("postgres:", "postgresql"), ("bin/postgres", "postgresql"))
+
+
 def main() -> None:
+    host_speed()
     figures: dict[str, object] = {"thresholds": {
         k.removeprefix("STATEWRIGHT_").lower(): v for k, v in CHAOS_SETTINGS.items()
         if k.endswith("SECONDS")}}
+    cpu: dict[str, float] = {}
     for name, fn in (("scheduler_restart_s", scheduler_restart),
                      ("scheduler_takeover_s", scheduler_takeover),
                      ("triggerer_takeover_s", triggerer_takeover),
                      ("postgres_converge_s", postgres_converge)):
         pg = PrivatePostgres().start()
         try:
-            with tempfile.TemporaryDirectory(prefix="statewright-recovery-") as tmp:
+            # The deployment's processes and the private PostgreSQL server are all in this
+            # process's tree: the scenario's CPU, set-up and tear-down included.
+            with tempfile.TemporaryDirectory(prefix="statewright-recovery-") as tmp, \
+                    CpuMeter(roles=PG_ROLES) as meter:
                 figures[name] = round(fn(Path(tmp), pg), 2)
+            cpu[name.removesuffix("_s")] = round(meter.cpu_s, 3)
         finally:
             pg.close()
+    figures["cpu_s"] = round(sum(cpu.values()), 3)
+    figures["cpu_ms_per_scenario"] = round(sum(cpu.values()) * 1000 / len(cpu), 3)
+    figures["cpu_s_by_scenario"] = cpu
+    figures.update(host_speed())
     print(json.dumps(figures))
 
 

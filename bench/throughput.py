@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from _cpu import CpuMeter, host_speed
 from sqlalchemy import create_engine, text
 
 from statewright.core.clock import utcnow
@@ -60,6 +61,10 @@ for n in {sizes}:
 with DAG("chain", max_active_tasks=100000):
     chain(*[EmptyOperator(task_id=f"c{{i}}") for i in range({chain})])
 '''
+
+
+# A scheduler process of this benchmark (with its executor) is a spawned multiprocessing child.
+ROLES = (("multiprocessing.spawn", "scheduler"),)
 
 
 def _wait_run(engine: Any, dag_id: str, run_id: str, timeout: float) -> str:
@@ -155,16 +160,22 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
             out["warmup_state"], _ = _trigger_and_wait(engine, "warm", "warmup", 300)
             fan: dict[str, Any] = {}
             for n in args.sizes:
-                state, elapsed = _trigger_and_wait(engine, f"fanout_{n}", "fan", args.timeout)
+                with CpuMeter(args.database_url, ROLES) as cpu:
+                    state, elapsed = _trigger_and_wait(engine, f"fanout_{n}", "fan",
+                                                       args.timeout)
                 fan[str(n)] = {"state": state, "seconds": round(elapsed, 3),
-                               "tis_per_second": round(n / elapsed, 1)}
+                               "tis_per_second": round(n / elapsed, 1),
+                               **cpu.figures(per=n, unit="ti")}
             out["fanout"] = fan
             if len(args.sizes) > 1:
                 first, last = fan[str(args.sizes[0])], fan[str(args.sizes[-1])]
                 out["ratio_last_to_first"] = round(
                     last["tis_per_second"] / first["tis_per_second"], 3)
             if args.chain > 1:
-                out.update(_chain(engine, args.chain, args.timeout))
+                with CpuMeter(args.database_url, ROLES) as cpu:
+                    out.update(_chain(engine, args.chain, args.timeout))
+                out["chain_cpu_s"] = round(cpu.cpu_s, 3)
+                out["chain_cpu_ms_per_ti"] = round(cpu.cpu_s * 1000 / args.chain, 3)
         finally:
             stop.set()
             for p in procs:
@@ -230,6 +241,7 @@ def main() -> None:
     args = p.parse_args()
     if args.fanout:
         args.sizes = [args.fanout]
+    host_speed()  # the host's speed, before any work
     out: dict[str, Any] = {"benchmark": "throughput",
                            "database": "postgresql" if args.database_url else "sqlite",
                            "parallelism": args.parallelism, "join": args.join}
@@ -243,7 +255,17 @@ def main() -> None:
                                         / one["fanout"][last]["tis_per_second"], 3)
     else:
         out.update(run_workload(args, args.schedulers))
+    out.update(_headline(out.get("one") or out))
+    out.update(host_speed())
     print(json.dumps(out))
+
+
+def _headline(workload: dict[str, Any]) -> dict[str, Any]:
+    """``cpu_s`` / ``cpu_ms_per_ti`` of the line: the fan-outs' together."""
+    fan = workload.get("fanout", {})
+    cpu = sum(f["cpu_s"] for f in fan.values())
+    tis = sum(int(n) for n in fan)
+    return {"cpu_s": round(cpu, 3), "cpu_ms_per_ti": round(cpu * 1000 / max(tis, 1), 3)}
 
 
 if __name__ == "__main__":

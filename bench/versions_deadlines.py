@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from _cpu import host_speed, metered, totals
 from sqlalchemy import Engine, create_engine, func, select, text
 
 from statewright.core.transitions import Actor
@@ -186,10 +187,19 @@ def main() -> None:
     parser.add_argument("--version-runs", type=int, default=1000)
     parser.add_argument("--postgres-url", default=PG_ADMIN, help="admin URL ('' to skip)")
     args = parser.parse_args()
+    host_speed()
     figures: dict[str, Any] = {"benchmark": "versions_deadlines"}
     for name, fresh in _databases(args.postgres_url or None):
-        figures[f"deadlines_{name}"] = deadlines(fresh(), args.runs, args.passes)
-        figures[f"versions_{name}"] = versions(fresh(), args.tasks, args.version_runs)
+        url = args.postgres_url if name == "postgres" else None
+        figures[f"deadlines_{name}"] = metered(url, args.passes, "pass", deadlines, fresh(),
+                                               args.runs, args.passes)
+        # Per run created beside the versions (the runs' creation dominates).
+        figures[f"versions_{name}"] = metered(url, args.version_runs, "run", versions, fresh(),
+                                              args.tasks, args.version_runs)
+    figures.update(totals(figures, None, "pass"))
+    # The line's figure per pass: the deadline passes' CPU alone (on each database).
+    passes = [v["cpu_s"] for k, v in figures.items() if k.startswith("deadlines_")]
+    figures["cpu_ms_per_pass"] = round(sum(passes) * 1000 / (args.passes * len(passes)), 3)
     print(json.dumps(figures))
 
 
