@@ -71,7 +71,7 @@ def test_unknown_pages_are_404(client: TestClient, failed_run: tuple[str, str]) 
 
 
 def test_static_files(client: TestClient) -> None:
-    js = client.get("/static/app.js")
+    js = client.get("/static/grid_page.js")
     assert js.status_code == 200 and "renderGrid" in js.text
     css = client.get("/static/app.css")
     assert css.status_code == 200 and ".s-failed" in css.text
