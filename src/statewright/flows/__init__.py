@@ -5,7 +5,9 @@ instances, every state change recorded through the one door as it happens."""
 from __future__ import annotations
 
 from statewright.flows import cache_policies
+from statewright.flows.annotations import allow_failure, quote
 from statewright.flows.backend import MemoryBackend
+from statewright.flows.client import get_client
 from statewright.flows.context import (
     MissingContextError,
     get_run_context,
@@ -80,13 +82,16 @@ __all__ = [
     "ThreadPoolTaskRunner",
     "Transaction",
     "UnknownStateType",
+    "allow_failure",
     "as_completed",
     "cache_policies",
     "flow",
+    "get_client",
     "get_run_context",
     "get_run_logger",
     "get_transaction",
     "pause_flow_run",
+    "quote",
     "suspend_flow_run",
     "task",
     "transaction",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from statewright.flows import console, durable, results
 from statewright.flows.aio import run_coro
+from statewright.flows.annotations import allow_failure, quote
 from statewright.flows.backend import CacheEntry, Change, Note, TaskRunStart
 from statewright.flows.context import (
     FlowRunContext,
@@ -254,6 +255,9 @@ def _resolve(params: dict[str, Any], wait_for: list[Any]) -> dict[str, Any]:
     """Futures and states among the arguments become their results; an upstream run that did
     not complete makes this one NotReady."""
     for w in wait_for:
+        if isinstance(w, allow_failure):
+            _resolve_value(w)  # waited for; its outcome does not matter
+            continue
         state = w._future.result() if isinstance(w, TaskRunFuture) else w
         if isinstance(state, State) and not state.is_completed():
             raise UpstreamTaskError(f"Upstream task run ended {state.name}: this one did not run.")
@@ -261,6 +265,15 @@ def _resolve(params: dict[str, Any], wait_for: list[Any]) -> dict[str, Any]:
 
 
 def _resolve_value(value: Any) -> Any:
+    if isinstance(value, quote):
+        return value.unwrap()
+    if isinstance(value, allow_failure):
+        inner = value.unwrap()
+        if isinstance(inner, TaskRunFuture):
+            inner = inner._future.result()
+        if isinstance(inner, State):
+            return inner.result(raise_on_failure=False)
+        return _resolve_value(inner)
     if isinstance(value, TaskRunFuture):
         value = value._future.result()
     if isinstance(value, State):

@@ -32,6 +32,17 @@ class ThreadPoolTaskRunner:
         self.max_workers = max_workers
 
 
+class ConcurrentTaskRunner(ThreadPoolTaskRunner):
+    """Prefect 2's name of the thread runner (Prefect 3 keeps it as an alias)."""
+
+
+class SequentialTaskRunner(ThreadPoolTaskRunner):
+    """Prefect 2's runner of one task call at a time: the thread runner with one worker."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+
+
 class RemoteTaskRunner(ThreadPoolTaskRunner):
     """A runner whose task functions run elsewhere: ``call`` sends one and returns its result
     (or raises its exception); the flow's threads wait for the calls."""

@@ -167,18 +167,29 @@ class Task(Generic[P, R]):
             return _call_async(self, args, kwargs, return_state, wait_for)
         return call_task(self, args, kwargs, return_state=return_state, wait_for=wait_for)
 
-    def submit(self, *args: Any, wait_for: Iterable[Any] | None = None, **kwargs: Any) -> Any:
+    def submit(self, *args: Any, wait_for: Iterable[Any] | None = None,
+               return_state: bool = False, **kwargs: Any) -> Any:
+        """A future of the call (``return_state=True``: its final state, once it ends)."""
         from statewright.flows.engine import submit_task
 
-        return submit_task(self, args, kwargs, wait_for=wait_for)
+        future = submit_task(self, args, kwargs, wait_for=wait_for)
+        return _final_state(future) if return_state else future
 
-    def map(self, *args: Any, wait_for: Iterable[Any] | None = None, **kwargs: Any) -> Any:
+    def map(self, *args: Any, wait_for: Iterable[Any] | None = None,
+            return_state: bool = False, **kwargs: Any) -> Any:
+        """Futures of the calls (``return_state=True``: their final states, once ended)."""
         from statewright.flows.engine import map_task
 
-        return map_task(self, args, kwargs, wait_for=wait_for)
+        futures = map_task(self, args, kwargs, wait_for=wait_for)
+        return [_final_state(f) for f in futures] if return_state else futures
 
     def __repr__(self) -> str:
         return f"Task(name={self.name!r})"
+
+
+def _final_state(future: Any) -> Any:
+    future.wait()
+    return future.state
 
 
 async def _call_async(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],

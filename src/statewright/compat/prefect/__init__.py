@@ -34,6 +34,22 @@ MODULES: dict[str, str] = {
     "prefect_dask": "statewright.flows.task_runners",  # prefect-dask's DaskTaskRunner
     "prefect_dask.task_runners": "statewright.flows.task_runners",
     "prefect.tasks_utils": "statewright.sdk.caching",
+    "prefect.artifacts": "statewright.flows.artifacts",
+    "prefect.blocks": "statewright.flows.blocks",
+    "prefect.blocks.core": "statewright.flows.blocks.core",
+    "prefect.blocks.system": "statewright.flows.blocks.system",
+    "prefect.concurrency": "statewright.flows.concurrency",
+    "prefect.concurrency.sync": "statewright.flows.concurrency.sync",
+    "prefect.concurrency.asyncio": "statewright.flows.concurrency.asyncio",
+    "prefect.events": "statewright.flows.events",
+    "prefect.variables": "statewright.flows.variables",
+    "prefect.deployments": "statewright.flows.deployments",
+    "prefect.client": "statewright.flows.client",
+    "prefect.client.orchestration": "statewright.flows.client.orchestration",
+    "prefect.client.schemas": "statewright.flows.client.schemas",
+    "prefect.client.schemas.objects": "statewright.flows.client.schemas.objects",
+    "prefect.utilities": "",  # a package with nothing of its own, for the module under it
+    "prefect.utilities.annotations": "statewright.flows.annotations",
 }
 _PACKAGES = frozenset({"prefect", "prefect_dask"})
 ENV = "STATEWRIGHT_PREFECT_COMPAT"
@@ -49,13 +65,19 @@ class PrefectAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 return None  # not one we stand in for: the import fails as it would
             return None
         return importlib.util.spec_from_loader(fullname, self,
-                                               is_package=fullname in _PACKAGES)
+                                               is_package=_is_package(fullname))
 
     def create_module(self, spec: Any) -> ModuleType:
+        if not MODULES[spec.name]:
+            return ModuleType(spec.name)
         return importlib.import_module(MODULES[spec.name])
 
     def exec_module(self, module: ModuleType) -> None:
         return None
+
+
+def _is_package(fullname: str) -> bool:
+    return fullname in _PACKAGES or any(n.startswith(fullname + ".") for n in MODULES)
 
 
 _finder = PrefectAliasFinder()

@@ -51,7 +51,8 @@ ACTOR = Actor.WORKER
 _READS = frozenset({"flow_run_state", "cache_get", "queued_runs", "pause_input"})
 _REQUESTS = frozenset({"start_flow_run", "start_task_run", "task_state", "flow_state",
                        "flow_run_state", "cache_get", "cache_put", "register_deployment",
-                       "queued_runs", "note", "pause", "pause_input", "record_step"})
+                       "queued_runs", "note", "pause", "pause_input", "record_step",
+                       "extra"})
 log = logging.getLogger(__name__)
 
 
@@ -102,6 +103,12 @@ class DbBackend(RequestBackend):
         if self._conn is None or self._conn.invalidated or self._conn.closed:
             self._conn = self.engine.connect()
         return transaction_on(self._conn)
+
+    def _extra(self, conn: Any, arg: tuple[str, Any], now: datetime) -> Any:
+        """Blocks, variables, artifacts, events, pools, flow-run reads (``extras``)."""
+        from statewright.services.flows import extras
+
+        return extras.handle(conn, arg, now)
 
     def release(self) -> None:
         """Close the kept connection (the engine stays the caller's)."""
