@@ -100,6 +100,15 @@ call("get_deleted_pool", lambda: pools.get_pool("client_pool"))
 call("import_errors", lambda: af.ImportErrorApi(api).get_import_errors())
 call("event_logs", lambda: af.EventLogApi(api).get_event_logs(limit=100))
 call("assets", lambda: af.AssetApi(api).get_assets())
+backfill_api = af.BackfillApi(api)
+made = call("create_backfill", lambda: backfill_api.create_backfill(af.BackfillPostBody(
+    dag_id=simple, from_date=datetime(2026, 2, 1, tzinfo=UTC),
+    to_date=datetime(2026, 2, 3, tzinfo=UTC), max_active_runs=2,
+    reprocess_behavior=af.ReprocessBehavior("failed"))))
+if made is not None:
+    call("pause_backfill", lambda: backfill_api.pause_backfill(made.id))
+    call("unpause_backfill", lambda: backfill_api.unpause_backfill(made.id))
+    call("cancel_backfill", lambda: backfill_api.cancel_backfill(made.id))
 listed = call("backfills", lambda: af.BackfillApi(api).list_backfills(dag_id=simple))
 if listed is not None and listed.backfills:
     call("backfill", lambda: af.BackfillApi(api).get_backfill(listed.backfills[0].id))

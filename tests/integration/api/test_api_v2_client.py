@@ -150,6 +150,14 @@ def test_a_teams_script_runs_against_api_v2(answers: dict[str, Any]) -> None:
     assert (asset["name"], asset["uri"]) == ("orders", "s3://bucket/orders")
     assert [(t["dag_id"], t["task_id"]) for t in asset["producing_tasks"]] == [
         ("daily_v2", "publish")]
-    backfill = a["backfills"]["backfills"][0]
-    assert (backfill["dag_id"], backfill["reprocess_behavior"]) == ("daily_v2", "none")
-    assert a["backfill"]["id"] == backfill["id"]
+    made = a["create_backfill"]
+    assert (made["max_active_runs"], made["reprocess_behavior"], made["is_paused"]) == (
+        2, "failed", False)
+    assert made["from_date"].startswith("2026-02-01")
+    assert (a["pause_backfill"]["is_paused"], a["unpause_backfill"]["is_paused"]) == (True, False)
+    assert a["cancel_backfill"]["completed_at"] is not None
+    assert a["backfills"]["total_entries"] == 2
+    listed = {b["id"]: b for b in a["backfills"]["backfills"]}
+    assert made["id"] in listed and all(b["dag_id"] == "daily_v2" for b in listed.values())
+    first = a["backfills"]["backfills"][0]
+    assert (a["backfill"]["id"], a["backfill"]["from_date"]) == (first["id"], first["from_date"])

@@ -15,7 +15,7 @@ from statewright.api.routers import assets as v1_assets
 from statewright.api.routers import backfills as v1_backfills
 from statewright.api.v2 import schemas as v2
 from statewright.api.v2 import schemas_admin as v2a
-from statewright.api.v2.common import NOT_FOUND, PageLimit, display_name
+from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit, display_name
 
 event_logs = APIRouter(tags=["Event Log"])
 assets = APIRouter(tags=["Asset"])
@@ -99,8 +99,40 @@ def list_backfills(request: Request, dag_id: Annotated[str, Query()], limit: Pag
                                   total_entries=page.total_entries)
 
 
+BackfillId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+
+
+@backfills.post("/backfills", response_model=v2a.Backfill, responses={**NOT_FOUND, **CONFLICT})
+def create_backfill(request: Request, body: v2a.BackfillPostBody) -> v2a.Backfill:
+    """Create a backfill of a DAG's scheduled times in ``from_date``..``to_date`` (the same
+    service as ``statewright backfill``; runs on the DAG's current version)."""
+    made = v1_backfills.create_backfill(request, v1_backfills.BackfillPostBody(
+        **body.model_dump(exclude={"run_on_latest_version"})))
+    return _backfill(request, made)
+
+
 @backfills.get("/backfills/{backfill_id}", response_model=v2a.Backfill, responses=NOT_FOUND)
-def get_backfill(request: Request,
-                 backfill_id: Annotated[int, Path(ge=1, le=2**31 - 1)]) -> v2a.Backfill:
+def get_backfill(request: Request, backfill_id: BackfillId) -> v2a.Backfill:
     """One backfill."""
     return _backfill(request, v1_backfills.get_backfill(request, backfill_id))
+
+
+@backfills.put("/backfills/{backfill_id}/pause", response_model=v2a.Backfill,
+               responses={**NOT_FOUND, **CONFLICT})
+def pause_backfill(request: Request, backfill_id: BackfillId) -> v2a.Backfill:
+    """No new run of the backfill is created; the runs it made go on."""
+    return _backfill(request, v1_backfills.pause_backfill(request, backfill_id))
+
+
+@backfills.put("/backfills/{backfill_id}/unpause", response_model=v2a.Backfill,
+               responses={**NOT_FOUND, **CONFLICT})
+def unpause_backfill(request: Request, backfill_id: BackfillId) -> v2a.Backfill:
+    """The backfill carries on."""
+    return _backfill(request, v1_backfills.unpause_backfill(request, backfill_id))
+
+
+@backfills.put("/backfills/{backfill_id}/cancel", response_model=v2a.Backfill,
+               responses={**NOT_FOUND, **CONFLICT})
+def cancel_backfill(request: Request, backfill_id: BackfillId) -> v2a.Backfill:
+    """Stop the backfill: its queued runs are cancelled, running ones finish."""
+    return _backfill(request, v1_backfills.cancel_backfill(request, backfill_id))

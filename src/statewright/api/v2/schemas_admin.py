@@ -168,6 +168,18 @@ class Backfill(BaseModel):
     dag_display_name: str
 
 
+class BackfillPostBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    dag_id: str = Field(min_length=1, max_length=250)
+    from_date: datetime
+    to_date: datetime
+    run_backwards: bool = False
+    dag_run_conf: dict[str, Any] = Field(default_factory=dict)
+    reprocess_behavior: Literal["failed", "completed", "none"] = "none"
+    max_active_runs: int = Field(default=10, ge=1, le=2**31 - 1)
+    run_on_latest_version: bool = True
+
+
 class BackfillCollection(BaseModel):
     backfills: list[Backfill]
     total_entries: int
