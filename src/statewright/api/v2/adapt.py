@@ -19,7 +19,7 @@ _RUN_STATE_NEAREST = {"paused": "running", "cancelled": "failed"}
 _RUN_TYPES = set(get_args(v2.RunType))
 _TRIGGERED_BY = set(get_args(v2.TriggeredBy))
 _TI_STATES = set(get_args(v2.TiState))
-_TI_STATE_NEAREST = {"cancelled": "failed", "paused": "scheduled"}
+_TI_STATE_NEAREST = {"cancelled": "failed", "paused": "scheduled", "shutdown": "restarting"}
 
 
 def run_state(state: str) -> v2.RunState:
