@@ -103,30 +103,43 @@ def test_example_asset_alias_with_no_taskflow(assets_harness: Callable) -> None:
 
 
 def test_example_asset_with_watchers(assets_harness: Callable, engine: Engine) -> None:
+    """Airflow 3.3.2's file: a FileDeleteTrigger and two DirectoryFileDeleteTriggers on one
+    directory, each firing for its own file name only."""
     cipher = load_fernet(generate_key())
     install_cipher(cipher)
+    flags = Path("/tmp/region-flags")
+    files = [Path("/tmp/test"), flags / "us.flag", flags / "eu.flag"]
     try:
         h = assets_harness()
         load(h, "example_asset_with_watchers")
         with engine.connect() as conn:
-            (row,) = conn.execute(select(asset_watcher)).all()
-        assert row.name == "test_asset_watcher" and row.classpath.endswith("FileDeleteTrigger")
+            rows = {r.name: r.classpath for r in conn.execute(select(asset_watcher)).all()}
+        assert sorted(rows) == ["eu_flag_watcher", "test_asset_watcher", "us_flag_watcher"]
+        assert rows["test_asset_watcher"].endswith(".FileDeleteTrigger")
+        assert rows["us_flag_watcher"].endswith(".DirectoryFileDeleteTrigger")
         job = TriggererJob(engine, cipher=cipher, config=TriggererConfig(poll_seconds=0.05))
         job.start()
         try:
-            Path("/tmp/test").write_text("")
+            flags.mkdir(exist_ok=True)
+            (flags / "other.flag").write_text("")  # no watcher's name: left alone
+            for f in files:
+                f.write_text("")
+            assets = ["example_asset", "region_us_flag", "region_eu_flag"]
             deadline = time.monotonic() + 30
-            while not h.events("example_asset") and time.monotonic() < deadline:
+            while not all(h.events(a) for a in assets) and time.monotonic() < deadline:
                 job.run_once()
                 time.sleep(0.05)
         finally:
             job.stop()
-        assert not Path("/tmp/test").exists()  # FileDeleteTrigger deletes the file
+        assert [len(h.events(a)) for a in assets] == [1, 1, 1]
+        assert not any(f.exists() for f in files)  # each trigger deleted its own file
+        assert (flags / "other.flag").exists()
         h.loop()
         assert [r.state for r in h.runs("example_asset_with_watchers")] == ["success"]
     finally:
         install_cipher(None)
-        Path("/tmp/test").unlink(missing_ok=True)
+        for f in [*files, flags / "other.flag"]:
+            f.unlink(missing_ok=True)
 
 
 def test_example_asset_decorator(assets_harness: Callable, capsys: pytest.CaptureFixture) -> None:

@@ -1,7 +1,7 @@
 """Airflow's own example DAG files, unedited, through the compatibility layer.
 
 Every file in ``SUPPORTED`` runs with ``dag.test()`` (SQLite and PostgreSQL) and ends as it
-ended in Airflow 3.1 (``expected.json``: the run's state and each task instance's state, for
+ended in Airflow 3.3.2 (``expected.json``: the run's state and each task instance's state, for
 the same logical date). Every other file is in ``NOT_YET`` with what ``statewright dags check
 --airflow`` must name for it. Both lists are data: a file moves from ``NOT_YET`` to
 ``SUPPORTED`` when statewright gains what it uses.
@@ -26,13 +26,14 @@ EXAMPLES = Path(__file__).parents[2] / "fixtures" / "airflow_examples"
 EXPECTED = json.loads((EXAMPLES / "expected.json").read_text())
 LOGICAL_DATE = datetime.fromisoformat(EXPECTED["logical_date"])
 # ``example_branch_day_of_week_operator.py`` branches on today's week day (not the logical
-# date's): its expected outcome was recorded on a Wednesday, so its tasks see a Wednesday here
-# whatever day the suite runs on.
-RECORDED_ON = datetime(2025, 1, 8, 12, tzinfo=UTC)
+# date's): its expected outcome was recorded on a Saturday (2026-11-28), so its tasks see that
+# Saturday here whatever day the suite runs on.
+RECORDED_ON = datetime(2026, 11, 28, 12, tzinfo=UTC)
 
 SUPPORTED: tuple[str, ...] = (
     "core/example_asset_alias.py",
     "core/example_asset_alias_with_no_taskflow.py",
+    "core/example_asset_allow_teams.py",
     "core/example_asset_decorator.py",
     "core/example_asset_with_watchers.py",
     "core/example_assets.py",
@@ -40,6 +41,7 @@ SUPPORTED: tuple[str, ...] = (
     "core/example_branch_python_dop_operator_3.py",
     "core/example_complex.py",
     "core/example_display_name.py",
+    "core/example_failed_dag.py",
     "core/example_dynamic_task_mapping.py",
     "core/example_dynamic_task_mapping_with_no_taskflow_operators.py",
     "core/example_inlet_event_extra.py",
@@ -62,6 +64,7 @@ SUPPORTED: tuple[str, ...] = (
     "core/tutorial_taskflow_api.py",
     "core/tutorial_taskflow_api_virtualenv.py",
     "core/tutorial_taskflow_templates.py",
+    "standard/example_bash_decorator.py",
     "standard/example_bash_operator.py",
     "standard/example_branch_day_of_week_operator.py",
     "standard/example_external_task_child_deferrable.py",
@@ -80,6 +83,8 @@ NOT_YET: dict[str, str] = {
     # airflow.configuration is answered (Airflow 2 folders); Airflow's own example helpers are not.
     "core/example_kubernetes_executor.py": "airflow.example_dags.libs.helper (module)",
     "core/example_local_kubernetes_executor.py": "airflow.example_dags.libs.helper (module)",
+    # Airflow 3.3's retry policies (RetryPolicy, RetryRule, RetryAction).
+    "core/example_retry_policy.py": "airflow.sdk.ExceptionRetryPolicy",
 }
 """File → what ``dags check --airflow`` reports for it (a missing name or module, an error, or
 a feature statewright does not have yet)."""
@@ -90,10 +95,10 @@ OUTSIDE: dict[str, str] = {
         "network, write to S3 at AWS and hand path.fs to duckdb, which wants an fsspec "
         "file system (statewright's ObjectStoragePath has its own stores)",
     "core/example_custom_weight.py":
-        "Airflow 3.1.8 itself refuses it until its plugin registers the weight strategy; with "
+        "Airflow 3.3.2 itself refuses it until its plugin registers the weight strategy; with "
         "Airflow's plugins in the plugins folder it runs here (test_durable_airflow33_examples)",
     "core/example_workday_timetable.py":
-        "Airflow 3.1.8 itself refuses it until its plugin registers the timetable; with "
+        "Airflow 3.3.2 itself refuses it until its plugin registers the timetable; with "
         "Airflow's workday.py in the plugins folder it runs here (test_partitions_airflow_"
         "examples)",
     "core/example_params_ui_tutorial.py":
@@ -115,8 +120,10 @@ OUTSIDE: dict[str, str] = {
         "than Airflow's recorded one; tests/integration/core/test_python_env_runs.py runs it "
         "and checks that each branch task follows exactly one of its four",
     "standard/example_trigger_controller_dag.py":
-        "it triggers a DAG of another file: dag.test() here refuses a DAG id it does not "
-        "know (Airflow's creates the run anyway); in a DAGs folder with both files it runs",
+        "it triggers a DAG of another file, which Airflow's recording database knew from "
+        "an earlier file; here its target is in another folder (core/): beside it, dag.test() "
+        "stores the target and the run ends as in Airflow (test_af3_surface_trigger_in_dag_"
+        "test)",
     "standard/example_external_task_marker_dag.py":
         "Airflow's own run never ended within 180 s: the child DAG's sensors wait up to 600 s "
         "for the parent's run, one for a task group the parent does not have; with the "
@@ -131,8 +138,6 @@ OUTSIDE: dict[str, str] = {
         "poke at a time, and its deferred TimeSensor (timeout=1) waits an hour, as Airflow "
         "gives that deferral no timeout (the sensor's timeout bounds it here); with injected "
         "sensor clocks every task ends here (test_airflow_examples_outside)",
-    "standard/example_bash_decorator.py":
-        "Airflow 3.1.8 itself cannot import it (AirflowSkipException from airflow.sdk.exceptions)",
     "standard/example_hitl_operator.py":
         "its tasks wait for people: tests/integration/api/test_api_hitl_example.py responds "
         "through the API and the run completes",

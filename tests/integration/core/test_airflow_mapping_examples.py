@@ -26,7 +26,8 @@ def _values(result: Any, task_id: str) -> list[Any]:
 
 def test_example_dynamic_task_mapping(engine: Engine, capfd: Any) -> None:
     dags = _load("example_dynamic_task_mapping")
-    assert set(dags) == {"example_dynamic_task_mapping", "example_task_mapping_second_order"}
+    assert set(dags) == {"example_dynamic_task_mapping", "example_task_mapping_second_order",
+                         "example_task_group_mapping"}  # Airflow 3.3 added the third
 
     first = dags["example_dynamic_task_mapping"].test(engine=engine)
     assert first.state.value == "success", first.states
@@ -39,6 +40,11 @@ def test_example_dynamic_task_mapping(engine: Engine, capfd: Any) -> None:
     assert _values(second, "get_nums") == [[1, 2, 3]]
     assert _values(second, "times_2") == [2, 4, 6]
     assert _values(second, "add_10") == [12, 14, 16]
+
+    third = dags["example_task_group_mapping"].test(engine=engine)  # a mapped task group
+    assert third.state.value == "success", third.states
+    assert _values(third, "op.add_1") == [2, 3, 4]
+    assert _values(third, "op.mul_2") == [4, 6, 8]
 
 
 def test_example_dynamic_task_mapping_with_no_taskflow_operators(engine: Engine) -> None:
