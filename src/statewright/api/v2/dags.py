@@ -21,8 +21,8 @@ errors_router = APIRouter(tags=["Import Error"])
 
 def _owners(request: Request, dag_ids: list[str]) -> dict[str, list[str]]:
     with reading(request) as conn:
-        return {d: list((dag_repo.get_serialized(conn, d) or {}).get("owners") or [])
-                for d in dag_ids}
+        found = dag_repo.get_serialized_many(conn, dag_ids)
+    return {d: list((found[d][1] if d in found else {}).get("owners") or []) for d in dag_ids}
 
 
 @router.get("/dags", response_model=v2.DagCollection)
