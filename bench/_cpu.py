@@ -12,10 +12,14 @@ the CPU a task instance costs does much less. ``CpuMeter`` measures, between ``_
   are read from ``/proc``. This process makes itself a *child subreaper*
   (``PR_SET_CHILD_SUBREAPER``), so a grandchild orphaned by its parent's exit (the LocalExecutor's
   forkserver when a scheduler process ends) is re-parented here and its CPU is not lost;
-- the PostgreSQL server, when ``database_url`` is ``postgresql://…`` on this host: the CPU delta
-  of all ``postgres`` processes, with the postmaster's ``cutime`` holding the backends that ended
-  (one per connection, so every connection of the benchmark's processes is in it). That is the
-  whole server: run on a server nothing else uses for a clean figure.
+- the PostgreSQL server's backends that serve the tree's connections, when ``database_url``
+  is ``postgresql://…`` on this host (``postgresql``): a backend's title names its client
+  (``postgres: … 127.0.0.1(<client port>) …``) and the port is one of a socket of the tree; each
+  such backend counts its CPU at its last sample (connection pools keep them for the run, so
+  little is lost). ``postgresql_server`` beside it (not added to ``cpu_s``) is the whole server
+  that served them: the postmaster, its live children and, through the postmaster's ``cutime``,
+  every ended backend; on a server nothing else uses, the difference is the server's own
+  background work (WAL writer, checkpointer, autovacuum), on a shared one it is others' work.
 
 The split per role (``cpu_s_by_role``: bench, scheduler, tasks, triggerer, postgresql, …) comes
 from a thread sampling the process tree every ``interval`` seconds; each process counts its own
@@ -24,7 +28,7 @@ CPU at its last sample, so a process that lived less than one interval goes to `
 
 ``host_speed()`` times a fixed pure-Python loop (10 million additions) once per run, before
 the first meter starts: the host's single-core speed, printed beside the figures with the load
-average. Compare ``cpu_ms_per_*`` across machines (scaled by ``host_loop_s``); compare wall
+average. Compare ``cpu_ms_per_*`` across machines (scaled by ``host_loop_cpu_s``); compare wall
 figures only within one session (``bench/compare.sh``).
 """
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import resource
 import threading
 import time
@@ -113,11 +118,45 @@ def _descendants(procs: dict[int, _Proc], root: int) -> list[int]:
     return out
 
 
-def _postgres(procs: dict[int, _Proc]) -> float:
-    """All postgres processes' CPU, the ended backends included (the postmaster's cutime)."""
-    pg = {pid for pid, p in procs.items() if p.comm.startswith("postgres")}
-    return sum(p.own + (p.kids if p.ppid not in pg else 0.0)
-               for pid, p in procs.items() if pid in pg)
+def _server_cpu(procs: dict[int, _Proc], postmaster: int) -> float:
+    """One PostgreSQL server's CPU: the postmaster's, its live children's, and (through the
+    postmaster's cutime) its ended backends'."""
+    if postmaster not in procs:
+        return 0.0
+    p = procs[postmaster]
+    return p.own + p.kids + sum(c.own for c in procs.values() if c.ppid == postmaster)
+
+
+def _socket_ports(pids: list[int]) -> set[int]:
+    """Local TCP ports of the sockets these processes hold."""
+    inodes: set[int] = set()
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                inodes.add(int(link[8:-1]))
+    ports: set[int] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if int(cols[9]) in inodes:
+                ports.add(int(cols[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+_CLIENT_PORT = re.compile(r"\(([0-9]+)\)")
 
 
 def _rusage() -> tuple[float, float]:
@@ -148,6 +187,9 @@ class CpuMeter:
     _base: dict[int, tuple[float, float]] = field(default_factory=dict)
     _roles_of: dict[int, str] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
+    _servers: set[int] = field(default_factory=set)  # postmasters serving this tree
+    _backends: dict[int, float] = field(default_factory=dict)  # backend pid → own CPU
+    _client_port: dict[int, int | None] = field(default_factory=dict)
     _sampler_cpu: float = 0.0
 
     def __enter__(self) -> CpuMeter:
@@ -158,7 +200,7 @@ class CpuMeter:
         procs = _all_procs()
         self._base = {pid: (procs[pid].own, procs[pid].kids)
                       for pid in _descendants(procs, os.getpid())}
-        self._pg0 = _postgres(procs) if self._pg else 0.0
+        self._start = procs
         self._self0, self._reaped0 = _rusage()
         self._wall0 = time.perf_counter()
         self._thread = threading.Thread(target=self._sample_loop, name="cpu-meter", daemon=True)
@@ -185,7 +227,17 @@ class CpuMeter:
             roles[role] = roles.get(role, 0.0) + cpu - self._base.get(pid, (0.0, 0.0))[0]
         roles["unsampled"] = max(0.0, tree - sum(roles.values()))
         if self._pg:
-            roles["postgresql"] = _postgres(procs) - self._pg0
+            # The backends of this tree's connections (counted); the servers that served them,
+            # whole (not one inside the tree: counted above), beside (not added).
+            mine = set(_descendants(procs, os.getpid()))
+            if not self._servers:  # no connection seen: every server on this host
+                self._servers = {pid for pid, p in procs.items() if p.comm.startswith(
+                    "postgres") and not procs.get(p.ppid, p).comm.startswith("postgres")}
+            roles["postgresql"] = sum(
+                cpu - (self._start[pid].own if pid in self._start else 0.0)
+                for pid, cpu in self._backends.items())
+            roles["postgresql_server"] = sum(_server_cpu(procs, s) - _server_cpu(self._start, s)
+                                             for s in self._servers if s not in mine)
         self.cpu_s = tree + roles.get("postgresql", 0.0)
         self.by_role = {k: round(v, 3) for k, v in roles.items()}
 
@@ -197,13 +249,30 @@ class CpuMeter:
 
     def _sample(self) -> dict[int, _Proc]:
         procs = _all_procs()
-        for pid in _descendants(procs, os.getpid()):
+        tree = _descendants(procs, os.getpid())
+        for pid in tree:
             role = self._roles_of.get(pid)
             if role is None:
                 role = self._role(pid, procs[pid].ppid)
                 self._roles_of[pid] = role
             self._seen[pid] = (role, procs[pid].own)
+        if self._pg:
+            self._sample_backends(procs, [os.getpid(), *tree])
         return procs
+
+    def _sample_backends(self, procs: dict[int, _Proc], tree: list[int]) -> None:
+        """PostgreSQL backends serving a connection of this tree: a backend's title names its
+        client's address and port (``postgres: … 127.0.0.1(41332) idle``)."""
+        ports = _socket_ports(tree)
+        for pid, p in procs.items():
+            if not p.comm.startswith("postgres"):
+                continue
+            if pid not in self._client_port:
+                found = _CLIENT_PORT.search(_cmdline(pid))
+                self._client_port[pid] = int(found.group(1)) if found else None
+            if self._client_port[pid] in ports:
+                self._backends[pid] = p.own
+                self._servers.add(p.ppid)
 
     def _role(self, pid: int, ppid: int) -> str:
         cmd = _cmdline(pid)
@@ -229,9 +298,8 @@ def metered(database_url: str | None, per: int | None, unit: str, fn: Any, *args
     """``fn(*args)``'s dict of figures, with the CPU of the call (``CpuMeter.figures``)."""
     with CpuMeter(database_url, roles) as cpu:
         result = fn(*args)
-    figures = cpu.figures(per, unit)
-    del figures["host_loop_s"], figures["load_avg"]  # once per line (``totals``)
-    return {**result, **figures}
+    cpu.host = False  # the host's figures once per line (``totals``)
+    return {**result, **cpu.figures(per, unit)}
 
 
 def totals(out: dict[str, Any], per: int | None, unit: str) -> dict[str, Any]:
