@@ -135,3 +135,40 @@ def test_run_deployment_of_an_unknown_deployment_says_so(recorded: DbBackend) ->
     assert state.is_failed()
     with pytest.raises(LookupError, match="Deployment 'no-such-flow/nightly' not found"):
         state.result()
+
+
+@flow
+def nightly_report(greeting: str = "hi") -> str:
+    return greeting * 2
+
+
+def test_run_deployment_creates_a_run_of_the_deployment_and_waits_for_it(
+        engine: Engine, recorded: DbBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from tests.integration.flows.conftest import runs
+
+    from statewright.flows.serving import ADOPT_ENV, deployment_of
+
+    recorded.register_deployment(deployment_of(
+        nightly_report, name="nightly", cron=None, interval=3600,
+        parameters={"greeting": "hi"}, description=None, tags=None, paused=False))
+    first = run_deployment("nightly-report/nightly", parameters={"greeting": "yo"}, timeout=0)
+    assert first.state is not None and not first.state.is_final()
+    (queued,) = runs(engine)
+    assert (queued.id, queued.state, queued.conf) == (first.id, "queued", {"greeting": "yo"})
+
+    waited: list[object] = []
+    waiter = threading.Thread(target=lambda: waited.append(run_deployment(
+        "nightly-report/nightly", poll_interval=0.02)))
+    waiter.start()
+    second = threading.Event()
+    while not second.wait(0.01):  # the waiter's run exists once its request is answered
+        if len(runs(engine)) == 2:
+            second.set()
+    created = runs(engine)[1]
+    monkeypatch.setenv(ADOPT_ENV, str(created.id))  # what the serving process's child does
+    assert nightly_report(**created.conf) == "hihi"
+    waiter.join(10)
+    (run,) = waited
+    assert run.id == created.id and run.state.name == "Completed"  # type: ignore[attr-defined]
