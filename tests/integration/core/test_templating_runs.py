@@ -99,7 +99,8 @@ def test_conf_and_run_conf_together_must_agree() -> None:
 
 
 def test_prev_success_values_come_from_the_previous_successful_run(engine: Engine) -> None:
-    with DAG("prev", schedule=timedelta(days=1), start_date=WHEN) as dag:
+    # Starts before the third run's logical date: a run before the start has no task instance.
+    with DAG("prev", schedule=timedelta(days=1), start_date=WHEN - timedelta(days=7)) as dag:
         BashOperator(task_id="b", bash_command="echo [{{ prev_start_date_success }}]"
                                                 "[{{ prev_end_date_success is none }}]")
     first = dag.test(engine=engine, logical_date=WHEN, run_id="first")
