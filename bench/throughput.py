@@ -253,6 +253,9 @@ def main() -> None:
         last = str(args.sizes[-1])
         out["schedulers_ratio"] = round(several["fanout"][last]["tis_per_second"]
                                         / one["fanout"][last]["tis_per_second"], 3)
+        # The CPU of all processes for the same fan-out: several schedulers over one.
+        out["schedulers_cpu_ratio"] = round(several["fanout"][last]["cpu_s"]
+                                            / max(one["fanout"][last]["cpu_s"], 1e-9), 3)
     else:
         out.update(run_workload(args, args.schedulers))
     out.update(_headline(out.get("one") or out))
