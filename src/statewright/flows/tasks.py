@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from statewright.flows.cache_policies import CacheKeyFnPolicy, CachePolicy
+from statewright.flows.cache_policies import task_input_hash as task_input_hash  # prefect.tasks
 from statewright.flows.hooks import hook_decorator, hook_list
 from statewright.flows.results import serializer_of, storage_of
 

@@ -206,3 +206,32 @@ def test_the_prefect_alias_answers_the_modules_real_files_import(
         assert all(hasattr(mod, n) for n in names)
     finally:
         alias.uninstall()
+
+
+def test_prefect_runtime_reads_the_run_of_the_code_calling(memory: MemoryBackend) -> None:
+    from statewright.flows.run_info import deployment, flow_run, task_run
+
+    @task
+    def inner() -> tuple[object, object]:
+        return task_run.name, flow_run.parameters
+
+    @flow(flow_run_name="run-{n}")
+    def outer(n: int = 3) -> tuple[object, ...]:
+        return (flow_run.name, flow_run.flow_name, task_run.name, *inner())
+
+    assert outer() == ("run-3", "outer", None, "inner-0", {"n": 3})
+    assert (flow_run.name, flow_run.parameters, deployment.name) == (None, {}, None)
+
+
+def test_prefect_exceptions_and_task_input_hash_resolve() -> None:
+    from statewright.compat import prefect as alias
+
+    alias.install()
+    try:
+        exc = importlib.import_module("prefect.exceptions")
+        tasks = importlib.import_module("prefect.tasks")
+        runtime = importlib.import_module("prefect.runtime")
+        assert issubclass(exc.ObjectNotFound, ValueError) and callable(tasks.task_input_hash)
+        assert runtime.flow_run.name is None
+    finally:
+        alias.uninstall()
