@@ -119,6 +119,13 @@ def test_a_teams_script_runs_against_api_v2(answers: dict[str, Any]) -> None:
     assert [(t["task_id"], t["dag_run_id"]) for t in cleared] == [("total", run_id)]
     assert cleared[0]["state"] == "success"  # a dry run changes nothing
 
+    would = a["clear_run_dry"]["task_instances"]
+    assert sorted((t["task_id"], t["map_index"]) for t in would) == [
+        ("square", 0), ("square", 1), ("square", 2), ("total", -1)]
+    assert {t["state"] for t in would} == {"success"}
+    queued = a["clear_run"]
+    assert (queued["dag_run_id"], queued["state"]) == (run_id, "queued")
+
     assert a["connections"]["connections"][0]["connection_id"] == "warehouse"
     assert (a["connection"]["host"], a["connection"]["password"]) == ("db.internal", "***")
     assert (a["create_connection"]["host"], a["create_connection"]["password"]) == (
@@ -150,6 +157,10 @@ def test_a_teams_script_runs_against_api_v2(answers: dict[str, Any]) -> None:
     assert (asset["name"], asset["uri"]) == ("orders", "s3://bucket/orders")
     assert [(t["dag_id"], t["task_id"]) for t in asset["producing_tasks"]] == [
         ("daily_v2", "publish")]
+    event = a["create_asset_event"]
+    assert (event["asset_id"], event["name"], event["extra"]) == (asset["id"], "orders",
+                                                                  {"rows": 3})
+    assert [e["id"] for e in a["asset_events"]["asset_events"]] == [event["id"]]
     made = a["create_backfill"]
     assert (made["max_active_runs"], made["reprocess_behavior"], made["is_paused"]) == (
         2, "failed", False)

@@ -89,6 +89,26 @@ def patch_dag_run(request: Request, dag_id: str, dag_run_id: str, body: v2.DagRu
     return get_dag_run(request, dag_id, dag_run_id)
 
 
+@router.post("/dags/{dag_id}/dagRuns/{dag_run_id}/clear",
+             response_model=v2.ClearTaskInstanceCollection | v2.DagRunResponse,
+             responses=NOT_FOUND)
+def clear_dag_run(request: Request, dag_id: str, dag_run_id: str, body: v2.DagRunClearBody
+                  ) -> v2.ClearTaskInstanceCollection | v2.DagRunResponse:
+    """Clear the run's task instances (``only_failed``: the failed ones) so they run again; a
+    dry run (the default) answers the task instances that would be cleared, a real one the run,
+    queued again."""
+    if body.only_new or body.run_on_latest_version or body.note is not None:
+        raise BadRequest("Invalid request: only_new, run_on_latest_version and note are not "
+                         "served yet. Nothing was changed.")
+    result = clear_run(request, dag_id, dag_run_id, v1.ClearBody(
+        dry_run=body.dry_run, only_failed=body.only_failed))
+    if not body.dry_run:
+        return get_dag_run(request, dag_id, dag_run_id)
+    keys = {(c.task_id, c.map_index) for c in result.changes}
+    found = [t for t in instances(request, dag_id, dag_run_id) if (t.task_id, t.map_index) in keys]
+    return v2.ClearTaskInstanceCollection(task_instances=found, total_entries=len(found))
+
+
 @ti_router.post("/dags/{dag_id}/clearTaskInstances", response_model=v2.TaskInstanceCollection,
                 responses={**NOT_FOUND, **CONFLICT})
 def post_clear_task_instances(request: Request, dag_id: str, body: v2.ClearTaskInstancesBody

@@ -1,5 +1,5 @@
-"""``/api/v2`` event logs (statewright's audit log, admin only as in /api/v1), assets and
-backfills (read)."""
+"""``/api/v2`` event logs (statewright's audit log, admin only as in /api/v1), assets and their
+events, backfills."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from fastapi import APIRouter, Path, Query, Request
 from statewright.api.auth import admin as v1_admin
 from statewright.api.auth.permissions import ADMIN
 from statewright.api.deps import Offset
+from statewright.api.errors import BadRequest
 from statewright.api.routers import assets as v1_assets
 from statewright.api.routers import backfills as v1_backfills
 from statewright.api.v2 import schemas as v2
@@ -81,6 +82,52 @@ def get_assets(
             set(a["consuming_dags"]) | {p["dag_id"] for p in a["producing_tasks"]})]
     return v2a.AssetCollection(assets=[_asset(a) for a in items[offset:offset + limit]],
                                total_entries=len(items))
+
+
+def _asset_ids(request: Request) -> dict[str, int]:
+    return {a["name"]: a["id"] for a in v1_assets.list_assets(request)["assets"]}
+
+
+def _event(e: v1_assets.AssetEventOut, ids: dict[str, int]) -> v2a.AssetEvent:
+    name = e.asset.get("name")
+    return v2a.AssetEvent(
+        id=e.id, asset_id=ids.get(name or "", 0), uri=e.asset.get("uri"), name=name,
+        group=e.asset.get("group"), extra=e.extra, source_task_id=e.source_task_id,
+        source_dag_id=e.source_dag_id, source_run_id=e.source_run_id,
+        source_map_index=e.source_map_index, created_dagruns=[], timestamp=e.timestamp,
+        partition_key=getattr(e, "partition_key", None))
+
+
+@assets.get("/assets/events", response_model=v2a.AssetEventCollection)
+def get_asset_events(
+    request: Request,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
+    asset_id: Annotated[int | None, Query()] = None,
+    source_dag_id: Annotated[str | None, Query()] = None,
+) -> v2a.AssetEventCollection:
+    """Asset events, newest first."""
+    ids = _asset_ids(request)
+    name = next((n for n, i in ids.items() if i == asset_id), None)
+    if asset_id is not None and name is None:
+        return v2a.AssetEventCollection(asset_events=[], total_entries=0)
+    page = v1_assets.list_asset_events(request, limit=offset + limit, asset=name,
+                                       source_dag_id=source_dag_id)
+    return v2a.AssetEventCollection(
+        asset_events=[_event(e, ids) for e in page.asset_events[offset:]],
+        total_entries=page.total_entries)
+
+
+@assets.post("/assets/events", response_model=v2a.AssetEvent, responses=NOT_FOUND)
+def create_asset_event(request: Request, body: v2a.CreateAssetEventBody) -> v2a.AssetEvent:
+    """Record an event of an asset from outside: the DAGs scheduled on it are queued as for a
+    task's event."""
+    if body.partition_key is not None:
+        raise BadRequest("Invalid request: partition_key is not served yet for asset events. "
+                         "Nothing was recorded.")
+    made = v1_assets.create_asset_event(request, v1_assets.AssetEventBody(
+        asset_id=body.asset_id, extra=body.extra))
+    return _event(made, _asset_ids(request))
 
 
 def _backfill(request: Request, b: v1_backfills.BackfillResponse) -> v2a.Backfill:

@@ -205,6 +205,19 @@ class TaskInstanceCollection(BaseModel):
     previous_cursor: str | None = None
 
 
+class DagRunClearBody(_Body):
+    dry_run: bool = True
+    only_failed: bool = False
+    only_new: bool = False
+    run_on_latest_version: bool | None = None
+    note: str | None = Field(default=None, max_length=1000)
+
+
+class ClearTaskInstanceCollection(BaseModel):
+    task_instances: list[TaskInstanceResponse]
+    total_entries: int
+
+
 class ClearTaskInstancesBody(_Body):
     dry_run: bool = True
     start_date: datetime | None = None

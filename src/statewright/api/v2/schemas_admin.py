@@ -153,6 +153,35 @@ class AssetCollection(BaseModel):
     total_entries: int
 
 
+class AssetEvent(BaseModel):
+    id: int
+    asset_id: int
+    uri: str | None = None
+    name: str | None = None
+    group: str | None = None
+    extra: dict[str, Any] | None = None
+    source_task_id: str | None = None
+    source_dag_id: str | None = None
+    source_run_id: str | None = None
+    source_map_index: int
+    created_dagruns: list[dict[str, Any]]
+    timestamp: datetime
+    partition_key: str | None = None
+
+
+class AssetEventCollection(BaseModel):
+    asset_events: list[AssetEvent]
+    total_entries: int
+
+
+class CreateAssetEventBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    asset_id: int
+    extra: dict[str, Any] = Field(default_factory=dict)
+    partition_key: str | None = None
+    access_control: dict[str, Any] | None = None
+
+
 class Backfill(BaseModel):
     id: int
     dag_id: str
