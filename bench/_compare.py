@@ -40,13 +40,14 @@ def table(ref: list[dict[str, float]], tree: list[dict[str, float]]) -> list[str
     keys = [k for k in ref[0] if all(k in r for r in ref + tree)]
     keys.sort(key=lambda k: (k.split(".")[-1] not in HOST, not k.split(".")[-1].startswith("cpu")))
     width = max((len(k) for k in keys), default=10)
-    lines = [f"{'figure':<{width}}  {'REF':>10}  {'tree':>10}  {'tree/REF':>9}"]
+    lines = [f"{'figure':<{width}}  {'REF':>10}  {'tree':>10}  {'tree/REF':>9}  pairs' range"]
     for key in keys:
         a = statistics.median(r[key] for r in ref)
         b = statistics.median(t[key] for t in tree)
         ratios = [t[key] / r[key] for r, t in zip(ref, tree, strict=True) if r[key]]
         ratio = statistics.median(ratios) if ratios else None
-        lines.append(f"{key:<{width}}  {_fmt(a):>10}  {_fmt(b):>10}  {_fmt(ratio):>9}")
+        spread = f"{_fmt(min(ratios))}-{_fmt(max(ratios))}" if ratios else "-"
+        lines.append(f"{key:<{width}}  {_fmt(a):>10}  {_fmt(b):>10}  {_fmt(ratio):>9}  {spread}")
     return lines
 
 
@@ -55,8 +56,9 @@ def main() -> None:
     ref = [leaves(json.loads((folder / f"ref.{i}.json").read_text())) for i in range(1, n + 1)]
     tree = [leaves(json.loads((folder / f"tree.{i}.json").read_text())) for i in range(1, n + 1)]
     print("\n".join(table(ref, tree)))
-    print("(medians of each side; tree/REF: the median of the pairs' ratios. Compare CPU "
-          "figures; wall figures hold only because both sides ran in this one session.)")
+    print("(medians of each side; tree/REF: the median of the pairs' ratios, and their range: a "
+          "change smaller than the range is noise. Compare CPU figures; wall figures hold only "
+          "because both sides ran in this one session.)")
 
 
 if __name__ == "__main__":

@@ -108,3 +108,21 @@ def test_the_postgresql_backends_of_the_connections_are_counted(postgres_url: st
     assert out["roles"]["postgresql"] >= 0.1
     assert out["roles"]["postgresql_server"] >= out["roles"]["postgresql"] - 0.02
     assert out["cpu_s"] >= out["roles"]["postgresql"]
+
+
+def test_compare_pairs_each_run_with_its_neighbour() -> None:
+    """bench/compare.sh's table: every numeric leaf by its dotted path, each side's median and
+    the median of the pairs' ratios (not the ratio of the medians)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import _compare
+    finally:
+        sys.path.remove(str(BENCH))
+    assert _compare.leaves({"a": {"b": [1, 2.5]}, "ok": True, "s": "x"}) == {
+        "a.b.0": 1.0, "a.b.1": 2.5}
+    ref = [{"cpu_s": 1.0}, {"cpu_s": 4.0}, {"cpu_s": 10.0}]
+    tree = [{"cpu_s": 3.0}, {"cpu_s": 4.4}, {"cpu_s": 4.0}]
+    header, row = _compare.table(ref, tree)
+    assert header.split()[:4] == ["figure", "REF", "tree", "tree/REF"]
+    # medians 4 and 4 (their ratio 1); pair ratios 3, 1.1, 0.4: median 1.1, range 0.4-3
+    assert row.split() == ["cpu_s", "4", "4", "1.1", "0.4-3"]
