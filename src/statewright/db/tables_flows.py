@@ -63,3 +63,16 @@ flow_deployment = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     UniqueConstraint("dag_id", "name"),
 )
+
+# ``with concurrency("pool-name", occupy=n):`` in a flow (Prefect's global concurrency limits):
+# the slots a block holds of a pool, until it ends or the lease expires (a process that died).
+concurrency_lease = Table(
+    "concurrency_lease",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("pool", String(256), ForeignKey("pool.name", ondelete="CASCADE"), nullable=False),
+    Column("slots", Integer, nullable=False),
+    Column("holder", String(1000), nullable=True),  # host:pid of the process holding them
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index(None, "pool", "expires_at"),
+)

@@ -7,7 +7,9 @@ answers come from this process's memory."""
 from __future__ import annotations
 
 import atexit
+import itertools
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,24 @@ class MemoryExtras:
     artifacts: dict[int | None, list[dict[str, Any]]] = field(default_factory=dict)
     events: list[tuple[Any, ...]] = field(default_factory=list)
     pools: dict[str, int] = field(default_factory=dict)
+    leases: dict[int, tuple[str, int]] = field(default_factory=dict)
+    _lease_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _lease_take(self, names: list[str], occupy: int, _holder: str,
+                    _seconds: float) -> list[int] | None:
+        with self._lock:
+            used: dict[str, int] = {}
+            for pool, slots in self.leases.values():
+                used[pool] = used.get(pool, 0) + slots
+            known = [n for n in names if n in self.pools]
+            if any(used.get(n, 0) + occupy > self.pools[n] for n in known):
+                return None
+            ids = []
+            for name in known:
+                ids.append(next(self._lease_ids))
+                self.leases[ids[-1]] = (name, occupy)
+            return ids
 
     def handle(self, name: str, payload: Any) -> Any:
         if name == "var_get":
@@ -47,6 +67,12 @@ class MemoryExtras:
             return self.pools.get(payload)
         if name == "flow_runs":
             return []
+        if name == "lease_take":
+            return self._lease_take(*payload)
+        if name == "lease_release":
+            for lease_id in payload or []:
+                self.leases.pop(lease_id, None)
+            return None
         raise ValueError(f"{name!r} is not an extra request.")
 
 

@@ -126,6 +126,35 @@ def test_a_concurrency_limit_is_a_pool_and_the_client_reads_flow_runs(
         assert run_pk in [r.id for r in client.read_flow_runs(limit=10)]
 
 
+def test_a_concurrency_lease_of_another_process_holds_the_slot_until_released_or_expired(
+        engine: Engine, recorded: DbBackend) -> None:
+    from sqlalchemy import update
+
+    from statewright.db.tables_flows import concurrency_lease
+
+    with transaction(engine) as conn:
+        pool_repo.set_pool(conn, "warehouse", 1)
+    other = recorded.request("extra", ("lease_take", (["warehouse"], 1, "other-host:1", 60)))
+    assert other is not None  # another process holds the only slot
+    assert recorded.request("extra", ("lease_take", (["warehouse"], 1, "x:2", 60))) is None
+    with pytest.raises(TimeoutError):
+        with concurrency("warehouse", timeout_seconds=0.05):
+            pass  # pragma: no cover - the slot is taken
+    recorded.request("extra", ("lease_release", other))
+    with concurrency("warehouse", timeout_seconds=5):
+        with engine.connect() as conn:
+            (held,) = conn.execute(select(concurrency_lease)).all()
+        assert held.holder.endswith(f":{__import__('os').getpid()}")
+    other = recorded.request("extra", ("lease_take", (["warehouse"], 1, "dead:3", 60)))
+    with transaction(engine) as conn:  # its process died: the lease runs out
+        conn.execute(update(concurrency_lease).values(
+            expires_at=held.expires_at.replace(year=2000)))
+    with concurrency("warehouse", timeout_seconds=5):
+        pass
+    with engine.connect() as conn:
+        assert conn.execute(select(concurrency_lease)).all() == []
+
+
 def test_run_deployment_of_an_unknown_deployment_says_so(recorded: DbBackend) -> None:
     @flow
     def parent() -> None:

@@ -16,8 +16,9 @@ async def concurrency(names: str | list[str], occupy: int = 1,
                       timeout_seconds: float | None = None, max_retries: int | None = None,
                       strict: bool = False, **_: object) -> AsyncIterator[None]:
     wanted = [names] if isinstance(names, str) else list(names)
-    limits = await asyncio.to_thread(acquire, wanted, occupy, timeout_seconds, strict)
+    ids = await asyncio.to_thread(acquire, wanted, occupy, timeout_seconds, strict)
     try:
         yield
     finally:
-        release(limits, occupy)
+        if ids:
+            await asyncio.to_thread(release, wanted, ids, occupy)

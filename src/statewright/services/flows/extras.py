@@ -1,7 +1,7 @@
 """The recorder's answers to what a Prefect file asks beside states (request ``extra``):
 blocks and variables (variables, encrypted at rest), artifacts (XCom rows of the task run, or
-of the flow run under ``FLOW_RUN_TASK_ID``), events (audit log rows), pools (global
-concurrency limits) and reads of flow runs (``get_client``)."""
+of the flow run under ``FLOW_RUN_TASK_ID``), events (audit log rows), pools and their
+leases (global concurrency limits) and reads of flow runs (``get_client``)."""
 
 from __future__ import annotations
 
@@ -98,10 +98,49 @@ def _run_deployment(conn: Connection, arg: Any, now: datetime) -> dict[str, Any]
     return {"id": pk, "run_id": run_id}
 
 
+def _lease_take(conn: Connection, arg: Any, now: datetime) -> list[int] | None:
+    """Take ``occupy`` slots of each pool named, or none (None) when one has not enough free;
+    expired leases (their process died) are dropped first. The pools' rows are locked (SQLite:
+    writes are serialized), so two processes cannot both take the last slot."""
+    from datetime import timedelta
+
+    from sqlalchemy import delete, func
+
+    from statewright.db.tables import pool
+    from statewright.db.tables_flows import concurrency_lease as lease
+
+    names, occupy, holder, seconds = arg
+    rows = conn.execute(select(pool.c.name, pool.c.slots).where(pool.c.name.in_(names))
+                        .with_for_update()).all()
+    conn.execute(delete(lease).where(lease.c.pool.in_(names), lease.c.expires_at <= now))
+    used = dict(conn.execute(select(lease.c.pool, func.sum(lease.c.slots))
+                             .where(lease.c.pool.in_(names)).group_by(lease.c.pool)).all())
+    if any(int(used.get(r.name) or 0) + occupy > r.slots for r in rows):
+        return None
+    expires = now + timedelta(seconds=seconds)
+    ids: list[int] = []
+    for r in rows:
+        key = conn.execute(insert(lease).values(pool=r.name, slots=occupy, holder=holder,
+                                                expires_at=expires)).inserted_primary_key
+        assert key is not None
+        ids.append(int(key[0]))
+    return ids
+
+
+def _lease_release(conn: Connection, arg: Any, now: datetime) -> None:
+    from sqlalchemy import delete
+
+    from statewright.db.tables_flows import concurrency_lease as lease
+
+    if arg:
+        conn.execute(delete(lease).where(lease.c.id.in_(list(arg))))
+
+
 HANDLERS: dict[str, Callable[[Connection, Any, datetime], Any]] = {
     "var_get": _var_get, "var_put": _var_put, "var_delete": _var_delete,
     "artifact": _artifact, "artifacts": _artifacts, "event": _event, "pool": _pool,
     "flow_runs": _flow_runs, "run_deployment": _run_deployment,
+    "lease_take": _lease_take, "lease_release": _lease_release,
 }
 
 
