@@ -197,6 +197,15 @@ class TaskInstanceResponse(BaseModel):
     dag_version: DagVersion | None = None
 
 
+class PatchTaskInstanceBody(_Body):
+    new_state: TiState | None = None
+    note: str | None = Field(default=None, max_length=1000)
+    include_upstream: bool = False
+    include_downstream: bool = False
+    include_future: bool = False
+    include_past: bool = False
+
+
 class TaskInstanceCollection(BaseModel):
     task_instances: list[TaskInstanceResponse]
     total_entries: int | None = None

@@ -10,8 +10,9 @@ from fastapi import APIRouter, Path, Query, Request
 
 from statewright.api import reads
 from statewright.api import schemas as v1
+from statewright.api.controls import mark_task
 from statewright.api.deps import Offset, reading, settings_of
-from statewright.api.errors import NotFound
+from statewright.api.errors import BadRequest, NotFound
 from statewright.api.routers import task_instances as v1_tis
 from statewright.api.v2 import adapt
 from statewright.api.v2 import schemas as v2
@@ -99,6 +100,46 @@ def get_mapped_task_instance(request: Request, dag_id: str, dag_run_id: str, tas
     ti, run, name = _one(request, dag_id, dag_run_id, task_id, map_index)
     return adapt.task_instance(ti, run, name, ti.operator_name
                                if isinstance(ti, v1.TaskInstanceDetail) else None)
+
+
+def _mark(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int,
+          body: v2.PatchTaskInstanceBody, update_mask: list[str] | None
+          ) -> v2.TaskInstanceCollection:
+    given = body.model_fields_set & set(update_mask or body.model_fields_set)
+    if "note" in given or body.new_state not in ("success", "failed"):
+        raise BadRequest("Invalid request: new_state 'success' or 'failed' is served; notes "
+                         "and other states are not yet. Nothing was changed.")
+    result = mark_task(request, dag_id, run_id, task_id, v1.TaskInstancePatch(
+        new_state=body.new_state, include_upstream=body.include_upstream,
+        include_downstream=body.include_downstream, include_past=body.include_past,
+        include_future=body.include_future), map_index)
+    keys = {(c.dag_run_id or run_id, c.task_id, c.map_index) for c in result.changes}
+    found = [t for r in sorted({k[0] for k in keys} | {run_id})
+             for t in instances(request, dag_id, r)
+             if (t.dag_run_id, t.task_id, t.map_index) in keys]
+    return v2.TaskInstanceCollection(task_instances=found, total_entries=len(found))
+
+
+@router.patch(_ONE, response_model=v2.TaskInstanceCollection, responses=NOT_FOUND)
+def patch_task_instance(request: Request, dag_id: str, dag_run_id: str, task_id: str,
+                        body: v2.PatchTaskInstanceBody,
+                        map_index: Annotated[int | None, Query()] = None,
+                        update_mask: Annotated[list[str] | None, Query()] = None
+                        ) -> v2.TaskInstanceCollection:
+    """Mark a task instance ``success`` or ``failed`` (a running try is killed; without
+    ``map_index`` every instance of a mapped task); answers the task instances marked."""
+    return _mark(request, dag_id, dag_run_id, task_id, -1 if map_index is None else map_index,
+                 body, update_mask)
+
+
+@router.patch(_ONE + "/{map_index:int}", response_model=v2.TaskInstanceCollection,
+              responses=NOT_FOUND)
+def patch_task_instance_by_map_index(
+        request: Request, dag_id: str, dag_run_id: str, task_id: str, map_index: int,
+        body: v2.PatchTaskInstanceBody,
+        update_mask: Annotated[list[str] | None, Query()] = None) -> v2.TaskInstanceCollection:
+    """Mark one instance of a mapped task."""
+    return _mark(request, dag_id, dag_run_id, task_id, map_index, body, update_mask)
 
 
 def _entries(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
