@@ -345,8 +345,9 @@ def main() -> None:
                 datetime.fromisoformat(args.due), phases)
         print(json.dumps(phases.out))
         return
-    if args.one:
-        print(json.dumps(hold_triggers(args.one, fire=not args.no_fire)))
+    if args.one:  # also run alone: a line of its own, with the host's speed
+        host = host_speed()
+        print(json.dumps({**hold_triggers(args.one, fire=not args.no_fire), **host}))
         return
     if args.defer:
         print(json.dumps(defer_resume(args.defer)))
