@@ -74,6 +74,8 @@ call("clear_dry_run", lambda: tis.post_clear_task_instances(mapped, af.ClearTask
 # schemas, against Airflow too): read it raw.
 call("clear_run_dry", lambda: json.loads(runs.clear_dag_run_without_preload_content(
     mapped, run_id, af.DAGRunClearBody(dry_run=True)).data))
+call("tries", lambda: tis.get_mapped_task_instance_tries(mapped, run_id, "square", 1))
+call("try", lambda: tis.get_task_instance_try_details(mapped, run_id, "total", 1))
 call("mark_ti", lambda: tis.patch_task_instance_by_map_index(
     mapped, run_id, "square", 1, af.PatchTaskInstanceBody(new_state="failed")))
 call("clear_run", lambda: runs.clear_dag_run(mapped, run_id, af.DAGRunClearBody(

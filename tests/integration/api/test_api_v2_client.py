@@ -123,6 +123,9 @@ def test_a_teams_script_runs_against_api_v2(answers: dict[str, Any]) -> None:
     assert sorted((t["task_id"], t["map_index"]) for t in would) == [
         ("square", 0), ("square", 1), ("square", 2), ("total", -1)]
     assert {t["state"] for t in would} == {"success"}
+    assert [(t["task_id"], t["map_index"], t["try_number"], t["state"])
+            for t in a["tries"]["task_instances"]] == [("square", 1, 1, "success")]
+    assert (a["try"]["task_id"], a["try"]["try_number"]) == ("total", 1)
     marked = a["mark_ti"]["task_instances"]
     assert [(t["task_id"], t["map_index"], t["state"]) for t in marked] == [
         ("square", 1, "failed")]

@@ -227,6 +227,41 @@ class ClearTaskInstanceCollection(BaseModel):
     total_entries: int
 
 
+class TaskInstanceTry(BaseModel):
+    model_config = ConfigDict(title="TaskInstanceHistoryResponse")
+    task_id: str
+    dag_id: str
+    dag_run_id: str
+    map_index: int
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    duration: float | None = None
+    state: TiState | None = None
+    try_number: int
+    max_tries: int
+    task_display_name: str
+    dag_display_name: str
+    hostname: str | None = None
+    unixname: str | None = None
+    pool: str
+    pool_slots: int
+    queue: str | None = None
+    priority_weight: int | None = None
+    operator: str | None = None
+    operator_name: str | None = None
+    queued_when: datetime | None = None
+    scheduled_when: datetime | None = None
+    pid: int | None = None
+    executor: str | None = None
+    executor_config: str
+    dag_version: DagVersion | None = None
+
+
+class TaskInstanceTryCollection(BaseModel):
+    task_instances: list[TaskInstanceTry]
+    total_entries: int
+
+
 class ClearTaskInstancesBody(_Body):
     dry_run: bool = True
     start_date: datetime | None = None
