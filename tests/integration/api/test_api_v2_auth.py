@@ -91,5 +91,8 @@ def test_an_airflow_filter_not_served_yet_is_refused(anyone: TestClient) -> None
     answer = anyone.get("/api/v2/dags?owners=ops&limit=5", headers=_bearer(anyone, "vera"))
     assert answer.status_code == 400
     assert "owners" in answer.json()["detail"] and "limit" in answer.json()["detail"]
+    ranged = anyone.post("/api/v2/dags/nope/clearTaskInstances", headers=_bearer(anyone, "otto"),
+                         json={"dry_run": True, "include_past": True, "dag_run_id": "r"})
+    assert ranged.status_code == 400 and "include_past" in ranged.json()["detail"]
     missing = anyone.get("/api/v2/dags/nope", headers=_bearer(anyone, "vera"))
     assert missing.status_code == 404 and "nope" in missing.json()["detail"]

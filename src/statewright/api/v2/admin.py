@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from statewright.api.auth.permissions import ADMIN
 from statewright.api.deps import Offset
-from statewright.api.errors import BadRequest, Conflict, NotFound
+from statewright.api.errors import ApiError, Conflict, NotFound
 from statewright.api.routers import pools as v1_pools
 from statewright.api.routers import secrets as v1_secrets
 from statewright.api.v2 import schemas_admin as v2
@@ -153,7 +153,7 @@ def get_pool(request: Request, pool_name: str) -> v2.Pool:
 
 def _slots(slots: int) -> int:
     if slots < 0:
-        raise BadRequest("Invalid request: unlimited slots (-1) are not supported; give a "
+        raise ApiError("Invalid request: unlimited slots (-1) are not supported; give a "
                          "number of slots. Nothing was changed.")
     return slots
 
@@ -177,7 +177,7 @@ def patch_pool(request: Request, pool_name: str, body: v2.PoolPatchBody,
         given &= set(update_mask)
     fields = {k: getattr(body, k) for k in given}
     if body.pool is not None and body.pool != pool_name:
-        raise BadRequest("Invalid request: a pool cannot be renamed. Nothing was changed.")
+        raise ApiError("Invalid request: a pool cannot be renamed. Nothing was changed.")
     if "slots" in fields:
         _slots(fields["slots"])
     return _pool(v1_pools.patch_pool(request, pool_name, v1_pools.PoolPatchBody(**fields)))

@@ -10,7 +10,7 @@ from statewright.api import reads
 from statewright.api import schemas as v1
 from statewright.api.controls import clear_run
 from statewright.api.deps import Offset, reading
-from statewright.api.errors import BadRequest
+from statewright.api.errors import ApiError, BadRequest
 from statewright.api.routers import dag_runs as v1_runs
 from statewright.api.v2 import adapt
 from statewright.api.v2 import schemas as v2
@@ -41,7 +41,7 @@ def _order(order_by: list[str] | None) -> str:
     wanted = {"dag_run_id": "id", "run_id": "id", "-dag_run_id": "-id", "-run_id": "-id"
               }.get(wanted, wanted)
     if wanted not in browse.RUN_ORDERS:
-        raise BadRequest(f"Ordering with '{wanted}' is disallowed or the attribute does not "
+        raise ApiError(f"Ordering with '{wanted}' is disallowed or the attribute does not "
                          f"exist on the model; use one of {', '.join(browse.RUN_ORDERS)}")
     return wanted
 
@@ -81,7 +81,7 @@ def patch_dag_run(request: Request, dag_id: str, dag_run_id: str, body: v2.DagRu
     instances are marked too)."""
     given = body.model_fields_set & set(update_mask or body.model_fields_set)
     if "note" in given or body.state == "queued":
-        raise BadRequest("Invalid request: notes and state 'queued' are not served yet (POST "
+        raise ApiError("Invalid request: notes and state 'queued' are not served yet (POST "
                          ".../dagRuns/{dag_run_id}/clear in /api/v1 queues a run again). "
                          "Nothing was changed.")
     if "state" in given and body.state is not None:
@@ -98,7 +98,7 @@ def clear_dag_run(request: Request, dag_id: str, dag_run_id: str, body: v2.DagRu
     dry run (the default) answers the task instances that would be cleared, a real one the run,
     queued again."""
     if body.only_new or body.run_on_latest_version or body.note is not None:
-        raise BadRequest("Invalid request: only_new, run_on_latest_version and note are not "
+        raise ApiError("Invalid request: only_new, run_on_latest_version and note are not "
                          "served yet. Nothing was changed.")
     result = clear_run(request, dag_id, dag_run_id, v1.ClearBody(
         dry_run=body.dry_run, only_failed=body.only_failed))
@@ -116,7 +116,7 @@ def post_clear_task_instances(request: Request, dag_id: str, body: v2.ClearTaskI
     """Clear task instances of a run (``dag_run_id``) so they run again; ``dry_run`` (the
     default) answers the task instances that would be cleared and changes nothing."""
     if body.dag_run_id is None:
-        raise BadRequest("Invalid request: give dag_run_id; clearing across a date range "
+        raise ApiError("Invalid request: give dag_run_id; clearing across a date range "
                          "(start_date/end_date) is not served yet. Nothing was changed.")
     unserved = sorted(k for k in ("start_date", "end_date", "only_running", "include_past",
                                   "include_future", "run_on_latest_version",
@@ -125,11 +125,11 @@ def post_clear_task_instances(request: Request, dag_id: str, body: v2.ClearTaskI
     if not body.reset_dag_runs:
         unserved.append("reset_dag_runs=false (a cleared finished run is queued again)")
     if unserved:
-        raise BadRequest(f"Invalid request: {', '.join(unserved)} not served yet (POST "
+        raise ApiError(f"Invalid request: {', '.join(unserved)} not served yet (POST "
                          f"/api/v1/dags/{{dag_id}}/dagRuns/{{run_id}}/taskInstances/{{task_id}}"
                          "/clear clears across runs). Nothing was changed.")
     if any(not isinstance(t, str) for t in body.task_ids or []):
-        raise BadRequest("Invalid request: task_ids as [task_id, map_index] pairs are not "
+        raise ApiError("Invalid request: task_ids as [task_id, map_index] pairs are not "
                          "served yet; give task ids. Nothing was changed.")
     task_ids = [t for t in body.task_ids or [] if isinstance(t, str)]
     result = clear_run(request, dag_id, body.dag_run_id, v1.ClearBody(

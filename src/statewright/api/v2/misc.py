@@ -11,7 +11,7 @@ from fastapi import APIRouter, Path, Query, Request
 from statewright.api.auth import admin as v1_admin
 from statewright.api.auth.permissions import ADMIN
 from statewright.api.deps import Offset
-from statewright.api.errors import BadRequest
+from statewright.api.errors import ApiError
 from statewright.api.routers import assets as v1_assets
 from statewright.api.routers import backfills as v1_backfills
 from statewright.api.v2 import schemas as v2
@@ -123,7 +123,7 @@ def create_asset_event(request: Request, body: v2a.CreateAssetEventBody) -> v2a.
     """Record an event of an asset from outside: the DAGs scheduled on it are queued as for a
     task's event."""
     if body.partition_key is not None:
-        raise BadRequest("Invalid request: partition_key is not served yet for asset events. "
+        raise ApiError("Invalid request: partition_key is not served yet for asset events. "
                          "Nothing was recorded.")
     made = v1_assets.create_asset_event(request, v1_assets.AssetEventBody(
         asset_id=body.asset_id, extra=body.extra))

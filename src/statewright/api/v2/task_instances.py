@@ -12,7 +12,7 @@ from statewright.api import reads
 from statewright.api import schemas as v1
 from statewright.api.controls import mark_task
 from statewright.api.deps import Offset, reading, settings_of
-from statewright.api.errors import BadRequest, NotFound
+from statewright.api.errors import ApiError, NotFound
 from statewright.api.routers import task_instances as v1_tis
 from statewright.api.v2 import adapt
 from statewright.api.v2 import schemas as v2
@@ -107,7 +107,7 @@ def _mark(request: Request, dag_id: str, run_id: str, task_id: str, map_index: i
           ) -> v2.TaskInstanceCollection:
     given = body.model_fields_set & set(update_mask or body.model_fields_set)
     if "note" in given or body.new_state not in ("success", "failed"):
-        raise BadRequest("Invalid request: new_state 'success' or 'failed' is served; notes "
+        raise ApiError("Invalid request: new_state 'success' or 'failed' is served; notes "
                          "and other states are not yet. Nothing was changed.")
     result = mark_task(request, dag_id, run_id, task_id, v1.TaskInstancePatch(
         new_state=body.new_state, include_upstream=body.include_upstream,
