@@ -36,4 +36,6 @@ def writing(request: Request) -> Iterator[Connection]:
 
 
 Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
-Offset = Annotated[int, Query(ge=0, description="Rows to skip.")]
+MAX_OFFSET = 2**31 - 1
+"""The most rows a page may skip: a bigger offset overflows the database's integers."""
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Rows to skip.")]

@@ -5,6 +5,7 @@ naming the limit that was passed."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from fastapi import Request
@@ -32,15 +33,21 @@ def check_input(request: Request, value: Any, what: str) -> None:
 
 
 class JsonBodyLimits:
-    """Checks a JSON body's depth and items before any route parses it: 422 naming the limit.
-    (Its size is ``BodyLimit``'s, outside this one.)"""
+    """Checks a body's depth and items before any route parses it (a form's neither): 422
+    naming the limit; and refuses a NUL character in the path, the query or the body (422),
+    which no text column of PostgreSQL can hold. (The size is ``BodyLimit``'s, outside.)"""
 
     def __init__(self, app: ASGIApp, limits: InputLimits) -> None:
         self.app, self.limits = app, limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS") \
-                or not _is_json(scope):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if "\x00" in scope.get("path", "") or _NUL_IN_FORM.search(scope.get("query_string", b"")):
+            await _reject(send, _NUL_DETAIL.format(where="the URL"))
+            return
+        if scope.get("method") in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
         messages: list[Message] = []
@@ -54,13 +61,12 @@ class JsonBodyLimits:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        try:
-            if len(body) > _IN_THREAD_BYTES:  # ~100 ms a MiB: not on the event loop
-                await run_in_threadpool(check_json_text, body, self.limits)
-            else:
-                check_json_text(body, self.limits)
-        except InputTooLarge as exc:
-            await _reject(send, f"Invalid request: {exc}")
+        if len(body) > _IN_THREAD_BYTES:  # ~100 ms a MiB: not on the event loop
+            problem = await run_in_threadpool(self._problem, body, _content_type(scope))
+        else:
+            problem = self._problem(body, _content_type(scope))
+        if problem is not None:
+            await _reject(send, problem)
             return
 
         async def _replay() -> Message:
@@ -68,13 +74,38 @@ class JsonBodyLimits:
 
         await self.app(scope, _replay, send)
 
+    def _problem(self, body: bytes, content_type: bytes) -> str | None:
+        """Why ``body`` is refused, or None."""
+        if content_type.startswith(_FORMS[1]):
+            return None  # a multipart body may carry any bytes; no route takes one
+        form = content_type.startswith(_FORMS[0])
+        if (_NUL_IN_FORM if form else _NUL_IN_JSON).search(body):
+            return _NUL_DETAIL.format(where="the body")
+        if form:
+            return None
+        try:
+            check_json_text(body, self.limits)
+        except InputTooLarge as exc:
+            return f"Invalid request: {exc}"
+        return None
 
-def _is_json(scope: Scope) -> bool:
-    """A JSON body, or one without a content type (the API parses that as JSON too)."""
+
+_NUL_DETAIL = ("Invalid request: {where} holds a NUL character (\\u0000), which no stored "
+               "name or text may hold. Nothing was changed.")
+_NUL_IN_FORM = re.compile(rb"%00|\x00")
+_NUL_IN_JSON = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000|\x00")
+
+
+_FORMS = (b"application/x-www-form-urlencoded", b"multipart/form-data")
+
+
+def _content_type(scope: Scope) -> bytes:
+    """The body's content type, lower case. Only a form is never read as JSON: any other body
+    may be (a route's ``request.json()`` parses it whatever it says), so it is checked."""
     for key, value in scope.get("headers", []):
         if key == b"content-type":
-            return b"json" in value.lower()
-    return True
+            return bytes(value).lower().lstrip()
+    return b""
 
 
 async def _reject(send: Send, detail: str) -> None:

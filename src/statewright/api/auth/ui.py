@@ -21,7 +21,7 @@ from statewright.api.auth.credentials import (
 )
 from statewright.api.auth.login import TooManyAttempts, login
 from statewright.api.auth.permissions import ADMIN, AUTHENTICATED, PUBLIC
-from statewright.api.deps import engine_of, reading
+from statewright.api.deps import MAX_OFFSET, engine_of, reading
 from statewright.api.errors import NotFound
 from statewright.api.ui.views import TEMPLATES
 from statewright.core.clock import utcnow
@@ -126,7 +126,7 @@ def event_log_page(
     request: Request,
     dag_id: Annotated[str | None, Query()] = None,
     owner: Annotated[str | None, Query()] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> Response:
     logs = event_logs(request, limit=AUDIT_PAGE_SIZE, offset=offset, dag_id=dag_id or None,
                       owner=owner or None, event=None, outcome=None)

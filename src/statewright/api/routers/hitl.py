@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from statewright.api.auth.credentials import actor_of
-from statewright.api.deps import engine_of, reading
+from statewright.api.deps import Offset, engine_of, reading
 from statewright.api.errors import Conflict, NotFound
 from statewright.api.limits import check_input
 from statewright.core.auth import Role
@@ -97,7 +97,7 @@ def list_hitl_details(
     response_received: Annotated[bool | None, Query(
         description="false: only the requests still awaiting their response")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> HITLDetailCollection:
     """The requests for input ("required actions"), newest first."""
     pending = None if response_received is None else not response_received

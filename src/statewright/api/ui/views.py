@@ -15,7 +15,7 @@ from fastapi.templating import Jinja2Templates
 
 from statewright.api import grid_reads, reads
 from statewright.api.dag_details import dag_details
-from statewright.api.deps import reading
+from statewright.api.deps import MAX_OFFSET, reading
 from statewright.api.errors import NotFound
 from statewright.core.clock import utcnow
 from statewright.core.states import DagRunState, TaskInstanceState
@@ -45,7 +45,7 @@ def dag_list(
     q: Annotated[str | None, Query()] = None,
     tag: Annotated[str | None, Query()] = None,
     paused: Annotated[bool | None, Query()] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> Response:
     with reading(request) as conn:
         dags = reads.list_dags(conn, limit=PAGE_SIZE, offset=offset, paused=paused,
@@ -60,7 +60,7 @@ def dag_list(
 def dag_page(
     request: Request,
     dag_id: str,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     run_id: Annotated[str | None, Query()] = None,
     task_id: Annotated[str | None, Query()] = None,
     map_index: Annotated[int, Query(ge=-1)] = -1,
