@@ -3,6 +3,7 @@ installed from PyPI by the first test that needs it) and Airflow's OpenAPI docum
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -27,7 +28,7 @@ CALLS = Path(__file__).with_name("airflow_client_calls.py")
 
 
 def _python(venv: Path) -> Path:
-    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    return venv / "bin" / "python"
 
 
 def _works(python: Path) -> bool:
@@ -41,6 +42,13 @@ def _works(python: Path) -> bool:
 def client_python() -> Path:
     """The client venv's interpreter, installing it when missing. A failed install skips,
     except under ``CI=true`` where it fails."""
+    CLIENT_VENV.parent.mkdir(exist_ok=True)
+    with open(CLIENT_VENV.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # test processes running at once install it once
+        return _install()
+
+
+def _install() -> Path:
     python = _python(CLIENT_VENV)
     if _works(python):
         return python
