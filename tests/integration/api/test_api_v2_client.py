@@ -91,6 +91,10 @@ def test_a_teams_script_runs_against_api_v2(answers: dict[str, Any]) -> None:
     assert (daily["dag_id"], daily["description"], daily["is_paused"]) == (
         "daily_v2", "a daily pipeline", False)
     assert sorted(t["name"] for t in daily["tags"]) == ["daily", "v2"]
+    details = a["dag_details"]
+    assert (details["dag_id"], details["catchup"], details["active_runs_count"]) == (
+        "daily_v2", False, 0)
+    assert details["start_date"].startswith("2026-01-01")
     assert (a["pause"]["is_paused"], a["unpause"]["is_paused"]) == (True, False)
 
     run = a["trigger"]

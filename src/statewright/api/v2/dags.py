@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
 from statewright.api import reads
 from statewright.api import schemas as v1
 from statewright.api.deps import Offset, reading
+from statewright.api.routers import dag_runs as v1_runs
 from statewright.api.routers import dags as v1_dags
 from statewright.api.v2 import adapt
 from statewright.api.v2 import schemas as v2
@@ -60,6 +62,40 @@ def patch_dag(request: Request, dag_id: str, body: v2.DagPatchBody,
     """Pause (``{"is_paused": true}``) or unpause a DAG (the same change as /api/v1)."""
     v1_dags.patch_dag(request, dag_id, v1.DagPatch(is_paused=body.is_paused))
     return _one(request, dag_id)
+
+
+def _duration(seconds: Any) -> str | None:
+    """A dagrun_timeout as Airflow answers it (ISO 8601 duration)."""
+    if seconds is None:
+        return None
+    try:
+        return f"PT{float(seconds):g}S"
+    except (TypeError, ValueError):
+        return None
+
+
+def _when(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+@router.get("/dags/{dag_id}/details", response_model=v2.DagDetailsResponse, responses=NOT_FOUND)
+def get_dag_details(request: Request, dag_id: str) -> v2.DagDetailsResponse:
+    """One DAG with its dates, catchup, params, default_args, doc_md and running runs."""
+    with reading(request) as conn:
+        detail = reads.get_dag(conn, dag_id)
+        ser = dag_repo.get_serialized(conn, dag_id) or {}
+    running = v1_runs.list_runs(request, dag_id, limit=1, offset=0, state=["running"],
+                                order_by="-run_after").total_entries
+    base = adapt.dag(detail, list(ser.get("owners") or []))
+    return v2.DagDetailsResponse(
+        **base.model_dump(), catchup=bool(detail.catchup), doc_md=detail.doc_md,
+        dag_run_timeout=_duration(ser.get("dagrun_timeout")),
+        start_date=_when(detail.start_date), end_date=_when(detail.end_date),
+        is_paused_upon_creation=ser.get("is_paused_upon_creation"), params=detail.params,
+        render_template_as_native_obj=bool(ser.get("render_template_as_native_obj")),
+        template_search_path=ser.get("template_searchpath"), timezone=detail.timezone,
+        last_parsed=detail.last_parsed_at, default_args=ser.get("default_args"),
+        active_runs_count=running, concurrency=detail.max_active_tasks)
 
 
 @errors_router.get("/importErrors", response_model=v2.ImportErrorCollection)

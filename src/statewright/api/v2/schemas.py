@@ -90,6 +90,28 @@ class DagResponse(BaseModel):
     is_backfillable: bool
 
 
+class DagDetailsResponse(DagResponse):
+    catchup: bool
+    dag_run_timeout: str | None = None
+    asset_expression: dict[str, Any] | None = None
+    doc_md: str | None = None
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    is_paused_upon_creation: bool | None = None
+    params: dict[str, Any] | None = None
+    render_template_as_native_obj: bool
+    template_search_path: list[str] | None = None
+    timezone: str | None = None
+    last_parsed: datetime | None = None
+    default_args: dict[str, Any] | None = None
+    owner_links: dict[str, str] | None = None
+    is_favorite: bool = False
+    active_runs_count: int = 0
+    latest_dag_version: DagVersion | None = None
+    rerun_with_latest_version: bool | None = None
+    concurrency: int
+
+
 class DagCollection(BaseModel):
     dags: list[DagResponse]
     total_entries: int
