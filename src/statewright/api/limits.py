@@ -5,6 +5,7 @@ naming the limit that was passed."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -87,7 +88,22 @@ class JsonBodyLimits:
             check_json_text(body, self.limits)
         except InputTooLarge as exc:
             return f"Invalid request: {exc}"
+        return _not_storable(body)
+
+
+def _not_storable(body: bytes) -> str | None:
+    """Why a JSON text that Python's parser takes cannot be stored as JSON, or None: a lone
+    surrogate escape (no UTF-8 for it), NaN or an infinite number (not JSON; PostgreSQL
+    refuses them, SQLite would keep what no client reads back)."""
+    if _LONE_SURROGATE.search(body):
+        return _STORABLE_DETAIL.format(what="a lone surrogate escape (\\ud800-\\udfff)")
+    if not _MAYBE_NOT_A_NUMBER.search(body):
         return None
+    bare = _JSON_STRING.sub(b'""', body)
+    if _NOT_A_NUMBER.search(bare) or any(
+            math.isinf(float(n)) for n in _EXPONENT_NUMBER.findall(bare)):
+        return _STORABLE_DETAIL.format(what="NaN or an infinite number")
+    return None
 
 
 _NUL_DETAIL = ("Invalid request: {where} holds a NUL character (\\u0000), which no stored "
@@ -95,6 +111,15 @@ _NUL_DETAIL = ("Invalid request: {where} holds a NUL character (\\u0000), which 
 _NUL_IN_FORM = re.compile(rb"%00|\x00")
 _NUL_IN_JSON = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000|\x00")
 
+
+_STORABLE_DETAIL = ("Invalid request: the body holds {what}, which a stored JSON value cannot "
+                    "hold. Nothing was changed.")
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})|"
+                             rb"(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_MAYBE_NOT_A_NUMBER = re.compile(rb"NaN|Infinity|[0-9][eE]")
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_A_NUMBER = re.compile(rb"NaN|Infinity")
+_EXPONENT_NUMBER = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?[eE][+-]?[0-9]+")
 
 _FORMS = (b"application/x-www-form-urlencoded", b"multipart/form-data")
 

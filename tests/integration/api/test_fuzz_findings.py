@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from api_helpers import chain_dag, store_dag
 from fastapi.testclient import TestClient
 from fuzz_helpers import nested
 from sqlalchemy import Engine
@@ -73,3 +74,25 @@ def test_a_nul_character_anywhere_in_a_request_is_422_and_stores_nothing(
         res = c.post("/api/v1/variables", content=b'{"key": "k", "value": "\\\\u0000"}',
                      headers=JSON)
         assert res.status_code == 200 and res.json()["value"] == "\\u0000", res.text
+
+
+def test_a_lone_surrogate_nan_or_an_infinite_number_in_a_json_value_is_422(
+        engine: Engine, settings: Settings, auth_headers: Callable[..., dict[str, str]]) -> None:
+    """Python's parser takes ``"\\ud800"``, ``NaN`` and ``1e999``; the first has no UTF-8 (a 500
+    on both databases), the others are not JSON (a 500 on PostgreSQL, stored on SQLite). A
+    pair of surrogate escapes (an emoji) and the same words inside strings are fine."""
+    store_dag(engine, chain_dag("p", 1))
+    with TestClient(create_app(engine=engine, settings=settings), headers=auth_headers(engine),
+                    raise_server_exceptions=False) as c:
+        for body in (b'{"key": "k", "value": "\\udfff"}', b'{"conf": {"a": "x\\ud800"}}',
+                     b'{"conf": {"a": NaN}}', b'{"conf": {"a": -Infinity}}',
+                     b'{"conf": {"a": [1, 1e999]}}'):
+            url = "/api/v1/variables" if b"key" in body else "/api/v1/dags/p/dagRuns"
+            res = c.post(url, content=body, headers=JSON)
+            assert res.status_code == 422, (body, res.text[:300])
+            assert "a stored JSON value cannot hold" in res.json()["detail"]
+        assert c.get("/api/v1/dags/p/dagRuns").json()["total_entries"] == 0
+        res = c.post("/api/v1/dags/p/dagRuns", headers=JSON,
+                     content=b'{"conf": {"e": "\\ud83d\\ude00", "n": "NaN 1e999", "x": 1e300}}')
+        assert res.status_code == 200, res.text
+        assert res.json()["conf"] == {"e": "\U0001f600", "n": "NaN 1e999", "x": 1e300}
