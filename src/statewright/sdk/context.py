@@ -13,8 +13,10 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+import pendulum
 
 if TYPE_CHECKING:
     from statewright.sdk.baseoperator import BaseOperator
@@ -253,6 +255,9 @@ def build_context(
     from statewright.sdk.context_extras import context_additions, run_params
     from statewright.sdk.task_state import state_context
 
+    # As Airflow's: pendulum DateTimes (a datetime, with in_timezone, add, start_of …)
+    logical_date, data_interval_start, data_interval_end = (
+        _pendulum(logical_date), _pendulum(data_interval_start), _pendulum(data_interval_end))
     conf = dict(conf or {})
     params = run_params(dag, task, conf)
     ti = RuntimeTaskInstance(
@@ -309,6 +314,13 @@ def build_context(
     dag_run.partition_key = context.get("partition_key")
     dag_run.partition_date = context.get("partition_date")
     return context
+
+
+def _pendulum(value: datetime | None) -> datetime | None:
+    """``value`` as a pendulum DateTime (UTC when it has no zone); None stays None."""
+    if value is None or isinstance(value, pendulum.DateTime):
+        return value
+    return pendulum.instance(value if value.tzinfo is not None else value.replace(tzinfo=UTC))
 
 
 def _pushed_by_task(xcoms: Mapping[str, Any], pushed: Mapping[str, Mapping[str, Any]] | None
