@@ -1,4 +1,5 @@
-"""``prefect.runtime``: ``flow_run``, ``task_run`` and ``deployment`` of the code calling,
+"""``prefect.runtime`` (``statewright.flows.runtime`` answers it, with these three): ``flow_run``,
+``task_run`` and ``deployment`` of the code calling,
 read when an attribute is read (``flow_run.name``, ``flow_run.parameters``, …); outside a run
 ``None`` (and ``{}`` for parameters), as in Prefect."""
 

@@ -13,6 +13,9 @@ import os
 from collections.abc import Callable
 
 from statewright.flows.backend import Backend, MemoryBackend
+from statewright.flows.run_info import deployment, flow_run, task_run  # prefect.runtime's
+
+__all__ = ["deployment", "flow_run", "open_backend", "task_run", "use_backend"]
 
 _factory: Callable[[], Backend] | None = None
 

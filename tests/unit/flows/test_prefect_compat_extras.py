@@ -233,5 +233,10 @@ def test_prefect_exceptions_and_task_input_hash_resolve() -> None:
         runtime = importlib.import_module("prefect.runtime")
         assert issubclass(exc.ObjectNotFound, ValueError) and callable(tasks.task_input_hash)
         assert runtime.flow_run.name is None
+        prefect = importlib.import_module("prefect")
+        assert prefect.runtime.task_run.name is None  # `from prefect import runtime` too
+        import statewright.flows
+
+        assert statewright.flows.runtime.open_backend  # the alias took nothing's place
     finally:
         alias.uninstall()

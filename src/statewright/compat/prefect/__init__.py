@@ -50,8 +50,8 @@ MODULES: dict[str, str] = {
     "prefect.client.schemas.objects": "statewright.flows.client.schemas.objects",
     "prefect.utilities": "",  # a package with nothing of its own, for the module under it
     "prefect.utilities.annotations": "statewright.flows.annotations",
-    "prefect.runtime": "statewright.flows.run_info",
     "prefect.exceptions": "statewright.flows.exceptions",
+    "prefect.runtime": "statewright.flows.runtime",  # flow_run, task_run, deployment there
 }
 _PACKAGES = frozenset({"prefect", "prefect_dask"})
 ENV = "STATEWRIGHT_PREFECT_COMPAT"
