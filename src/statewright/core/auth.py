@@ -57,10 +57,16 @@ def _under(path: str, areas: tuple[str, ...]) -> bool:
     return any(path == a or path.startswith(a + "/") for a in areas)
 
 
-def derived_permission(path: str, method: str, api_prefix: str = "/api/v1") -> Permission:
+API_PREFIXES = ("/api/v1", "/api/v2")
+"""statewright's own API and the Airflow-compatible one: the same areas under each."""
+
+
+def derived_permission(path: str, method: str,
+                       api_prefixes: tuple[str, ...] = API_PREFIXES) -> Permission:
     """The permission of a route that declares none: admin for the admin areas (connections,
-    variables; writes of pools), else by the method (``permission_for_method``)."""
-    local = path[len(api_prefix):] if path.startswith(api_prefix + "/") else path
+    variables; writes of pools) under any API prefix, else by the method
+    (``permission_for_method``)."""
+    local = next((path[len(p):] for p in api_prefixes if path.startswith(p + "/")), path)
     if _under(local, ADMIN_AREAS):
         return Permission.ADMIN
     if _under(local, ADMIN_WRITE_AREAS) and method.upper() not in READ_METHODS:

@@ -83,3 +83,8 @@ def test_undeclared_routes_of_the_admin_areas_need_admin() -> None:
     assert derived_permission("/api/v1/pools/{name}", "PATCH") is Permission.ADMIN
     assert derived_permission("/api/v1/dags/{dag_id}", "PATCH") is Permission.OPERATE
     assert derived_permission("/api/v1/variablesx", "GET") is Permission.READ
+    # the Airflow-compatible API has the same areas: a v2 route that declares nothing is safe
+    assert derived_permission("/api/v2/connections/{connection_id}", "GET") is Permission.ADMIN
+    assert derived_permission("/api/v2/variables", "POST") is Permission.ADMIN
+    assert derived_permission("/api/v2/pools/{pool_name}", "DELETE") is Permission.ADMIN
+    assert derived_permission("/api/v2/pools", "GET") is Permission.READ
