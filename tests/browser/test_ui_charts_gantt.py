@@ -1,0 +1,99 @@
+"""The run page's Gantt chart, drawn by uPlot under the page's strict CSP: one lane per started
+task instance in the order they started, a 4 s try's bar twice as long as a 2 s try's (read from
+the canvas's pixels) and starting where the 2 s one ends, and no console error or CSP
+violation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from ui_harness import UiServer
+
+from statewright.core.clock import ManualClock
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+WATCH_CSP = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation",
+  (e) => window.__csp.push(
+    `${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
+"""
+# Where lane i's success-coloured pixels are on the canvas row through its middle.
+LANE_JS = """(i) => {
+  const u = window.statewrightGantt.chart();
+  const n = window.statewrightGantt.lanes().length;
+  const canvas = document.querySelector('#run-gantt canvas');
+  const y = Math.round(u.valToPos(n - 1 - i, 'y', true));
+  const row = canvas.getContext('2d').getImageData(0, y, canvas.width, 1).data;
+  const xs = [];
+  for (let x = 0; x < canvas.width; x++) {
+    const [r, g, b] = [row[4 * x], row[4 * x + 1], row[4 * x + 2]];
+    if (Math.abs(r - 0x1f) < 12 && Math.abs(g - 0x88) < 12 && Math.abs(b - 0x3d) < 12) xs.push(x);
+  }
+  return xs.length ? { left: xs[0], right: xs[xs.length - 1], count: xs.length } : null; }"""
+
+
+@pytest.fixture(scope="module")
+def gantt_run(ui_server: UiServer) -> str:
+    """A run of ``gantt_timed``: ``short`` runs 2 s, then ``long`` 4 s."""
+    from statewright.sdk import DAG, PythonOperator
+
+    clock = ManualClock()
+    with DAG("gantt_timed", schedule=None) as dag:
+        PythonOperator(task_id="short", python_callable=lambda: clock.advance(2.0)) >> (
+            PythonOperator(task_id="long", python_callable=lambda: clock.advance(4.0)))
+    result = dag.test(engine=ui_server.engine, clock=clock, sleep=clock.advance,
+                      run_id="gantt_2_4")
+    assert result.state.value == "success"
+    return str(result.run_id)
+
+
+@pytest.fixture
+def watched(page: Any) -> Iterator[Any]:
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" else None)
+    page.add_init_script(WATCH_CSP)
+    yield page
+    problems += [f"CSP: {v}" for v in page.evaluate("window.__csp || []")]
+    assert problems == []
+
+
+def test_gantt_bars_are_as_long_as_their_tries(watched: Any, ui_server: UiServer,
+                                                gantt_run: str) -> None:
+    page = watched
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{ui_server.url}/dags/gantt_timed/runs/{quote(gantt_run, safe='')}")
+    canvas = page.locator("#run-gantt canvas")
+    canvas.wait_for()
+    size = canvas.bounding_box()
+    assert size["width"] > 600 and size["height"] >= 100
+    assert page.evaluate("window.statewrightGantt.lanes().map((l) => l.label)") == [
+        "short", "long"]
+    short, long = page.evaluate(LANE_JS, 0), page.evaluate(LANE_JS, 1)
+    assert short["count"] > 100
+    assert long["count"] == pytest.approx(2 * short["count"], rel=0.05)  # 4 s against 2 s
+    assert long["left"] == pytest.approx(short["right"], abs=3)  # long starts as short ends
+    page.locator("#run-gantt").screenshot(path=str(_artifact("run_gantt_1440.png")))
+
+
+def test_hovering_a_bar_names_it(watched: Any, ui_server: UiServer, gantt_run: str) -> None:
+    page = watched
+    page.goto(f"{ui_server.url}/dags/gantt_timed/runs/{quote(gantt_run, safe='')}")
+    page.locator("#run-gantt canvas").wait_for()
+    point = page.evaluate("""() => { const u = window.statewrightGantt.chart();
+      const l = window.statewrightGantt.lanes()[1]; const r = u.over.getBoundingClientRect();
+      return { x: r.left + u.valToPos((l.start + l.end) / 2, 'x'), y: r.top + u.valToPos(0, 'y') };
+    }""")
+    page.mouse.move(point["x"], point["y"])
+    title = page.locator("#run-gantt .u-over").get_attribute("title")
+    assert title.startswith("long · success · try 1") and "ran 4.00 s" in title
+
+
+def _artifact(name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS / name
