@@ -44,6 +44,15 @@ def recorded(ui_server: UiServer) -> Iterator[None]:
 def test_a_flows_runs_are_marked_and_its_trigger_form_follows_its_signature(
         page: Any, ui_server: UiServer, recorded: None) -> None:
     assert typed_report() == 7
+    with ui_server.engine.connect() as conn:
+        run_id = conn.execute(select(dag_run.c.run_id).where(
+            dag_run.c.dag_id == "typed-report")).scalar()
+    page.goto(f"{ui_server.url}/dags/typed-report/runs/{run_id}")
+    page.locator("#run-log pre.log").wait_for()
+    assert "Finished in state Completed()" in page.inner_text("#run-log")
+    page.goto(f"{ui_server.url}/dags/orders/runs/{ui_server.failed_run_id}")  # a DAG run
+    page.locator("#tis tbody tr").first.wait_for()
+    assert page.locator("#run-log").is_hidden()
     page.goto(ui_server.url + "/dags/typed-report")
     page.locator("table.grid .rt-flow").first.wait_for()
     assert page.locator("table.grid .rt-flow").first.inner_text() == "F"

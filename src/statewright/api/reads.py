@@ -347,6 +347,26 @@ def _xcom_entry(r: Any, shown: Any, dag_id: str, run_id: str, task_id: str,
                        timestamp=r.created_at)
 
 
+def run_log(conn: Connection, dag_id: str, run_id: str, *, logs_folder: Path | None,
+            max_bytes: int) -> s.RunLog:
+    """A flow run's own log file (``flow_run.log`` in the run's log folder)."""
+    run_row(conn, dag_id, run_id)  # 404 for an unknown run
+    template = log_path_for(logs_folder, dag_id, run_id, "{task_id}", 1)
+    path = (os.path.join(template.split("task_id={task_id}")[0], "flow_run.log")
+            if template else None)
+    if path is None or not os.path.isfile(path):  # a DAG run, or a flow run run elsewhere
+        return s.RunLog(dag_id=dag_id, dag_run_id=run_id, path=None, size=0, truncated=False,
+                        content="")
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        if size > max_bytes:
+            fh.seek(size - max_bytes)
+        data = fh.read(max_bytes)
+    return s.RunLog(dag_id=dag_id, dag_run_id=run_id, path=_log_name(path, logs_folder),
+                    size=size, truncated=size > max_bytes,
+                    content=data.decode("utf-8", errors="replace"))
+
+
 def _log_name(path: str, logs_folder: Path | None) -> str:
     """A log file as the API shows it: its path under the logs folder, never the server's
     absolute path (a file elsewhere shows its name only)."""

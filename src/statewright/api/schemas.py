@@ -346,6 +346,19 @@ class TaskLog(BaseModel):
     content: str
 
 
+class RunLog(BaseModel):
+    """What a flow run logged itself (its start, prints in its body, its final state); a DAG
+    run's logs are its task instances' tries'."""
+
+    dag_id: str
+    dag_run_id: str
+    path: str | None = Field(description="The log file under the logs folder; null when the "
+                                         "run has no log of its own here (a DAG run).")
+    size: int
+    truncated: bool = Field(description="True when only the end of the file is returned.")
+    content: str
+
+
 class GridRun(RunBrief):
     run_type: str
     duration: float | None = None

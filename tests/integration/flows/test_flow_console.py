@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 STATEWRIGHT = str(Path(sys.executable).with_name("statewright"))
@@ -134,3 +135,29 @@ def test_the_level_follows_prefects_setting_and_the_console_can_be_quiet(
     assert quiet.returncode == 0 and _lines(quiet.stderr) == []
     (flow_log,) = home.glob("logs/dag_id=totals/run_id=*/flow_run.log")
     assert "Finished in state Completed()" in flow_log.read_text()
+
+
+def test_the_run_log_is_served_by_the_api(tmp_path: Path,
+                                          auth_headers: Callable[..., dict[str, str]]) -> None:
+    from fastapi.testclient import TestClient
+
+    from statewright.api import create_app
+    from statewright.config import load_settings
+    from statewright.db.engine import make_engine
+
+    done, home = _run(tmp_path, count=2, retries=0)
+    assert done.returncode == 0, done.stderr
+    run_id = _run_id(_lines(done.stderr))
+    settings = load_settings({"STATEWRIGHT_HOME": str(home)})
+    engine = make_engine(settings.database_url)
+    try:
+        with TestClient(create_app(engine=engine, settings=settings),
+                        headers=auth_headers(engine, "vera", "viewer")) as client:
+            log = client.get(f"/api/v1/dags/totals/dagRuns/{run_id}/log").json()
+            assert log["path"].endswith("flow_run.log") and not log["path"].startswith("/")
+            assert "Beginning flow run" in log["content"] and "total 10" in log["content"]
+            assert "Created task run" not in log["content"]  # the task runs' lines: their tries'
+            unknown = client.get("/api/v1/dags/totals/dagRuns/nope/log")
+            assert unknown.status_code == 404
+    finally:
+        engine.dispose()

@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from statewright.api import controls, reads
 from statewright.api import schemas as s
 from statewright.api.auth.credentials import actor_of
-from statewright.api.deps import Limit, Offset, reading, writing
+from statewright.api.deps import Limit, Offset, reading, settings_of, writing
 from statewright.api.errors import BadRequest, Conflict, NotFound
 from statewright.api.limits import check_input
 from statewright.core.clock import utcnow
@@ -94,6 +94,18 @@ def run_history(request: Request, dag_id: str, run_id: str) -> s.TransitionColle
     """Every state change of the run and of its task instances, oldest first."""
     with reading(request) as conn:
         return reads.run_history(conn, dag_id, run_id)
+
+
+@router.get("/dags/{dag_id}/dagRuns/{run_id}/log", response_model=s.RunLog,
+            responses={404: {"description": "Unknown run"}})
+def run_log(request: Request, dag_id: str, run_id: str,
+            max_bytes: Annotated[int, Query(ge=1, le=20_000_000)] = 2_000_000) -> s.RunLog:
+    """What a flow run logged itself: its start, prints in the flow's body, its final state
+    (its task runs' lines are in their tries' logs). Empty, with a null path, for a run that
+    has no log of its own here (a DAG run's logs are its tries')."""
+    with reading(request) as conn:
+        return reads.run_log(conn, dag_id, run_id, logs_folder=settings_of(request).logs_folder,
+                             max_bytes=max_bytes)
 
 
 @router.patch("/dags/{dag_id}/dagRuns/{run_id}", response_model=s.DagRun,

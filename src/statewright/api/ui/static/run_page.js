@@ -164,13 +164,34 @@ function initRun() {
       api(`${base}/history`)]);
     // redrawn every time while the run goes on: running bars grow with the clock
     draw();
+    showRunLog(dagId, runId);
     return UNFINISHED_RUN.has(run.state) ? LIVE_MS : IDLE_MS * 3;
   };
   draw();
+  showRunLog(dagId, runId);
   const asked = new URLSearchParams(location.search);
   if (asked.get("task_id")) pick(asked.get("task_id"), Number(asked.get("map_index") ?? -1));
   poller = poll(refresh, UNFINISHED_RUN.has(run.state) ? LIVE_MS : IDLE_MS * 3);
   liveRefresh({ dag_id: dagId, dag_run_id: runId }, poller, () => panel.stopPoll);
+}
+
+/** A flow run's own log (its start, prints in its body, its final state), when it has one
+    (a DAG run's logs are its tries'). */
+async function showRunLog(dagId, runId) {
+  const box = $("#run-log");
+  if (!box) return;
+  let log;
+  try {
+    log = await api(`/dags/${enc(dagId)}/dagRuns/${enc(runId)}/log`);
+  } catch (err) {
+    box.hidden = false;
+    box.replaceChildren(el("p", { class: "warn" }, err.message));
+    return;
+  }
+  if (!log.path) return;
+  box.hidden = false;
+  box.replaceChildren(el("h2", {}, "Run log"),
+    el("pre", { class: "log" }, (log.truncated ? "… (the start is cut off)\n" : "") + log.content));
 }
 
 // -- page: task instance -------------------------------------------------------------------------
