@@ -133,7 +133,9 @@ def test_a_bar_opens_its_run_and_the_tab_survives_a_reload(
     page.mouse.move(point["x"], point["y"])
     page.mouse.click(point["x"], point["y"])
     page.wait_for_url(f"**/runs/{charted_runs[1]}")
-    page.go_back()
+    page.locator("#run-gantt canvas").wait_for()
+    page.goto(f"{ui_server.url}/dags/charted#durations")
+    page.locator("#durations-chart canvas").wait_for()
     page.click("#view-grid")
     assert page.locator("#grid-wrap").is_visible() and page.locator("#durations-wrap").is_hidden()
 

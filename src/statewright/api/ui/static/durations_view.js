@@ -1,8 +1,9 @@
 /* statewright web UI: the DAG page's Durations tab (address: #durations). A bar chart, drawn by
    uPlot (vendored in static/vendor/), of how long each of the DAG's last runs took, oldest on the
    left; with a task chosen, a second bar per run shows how long that task's instance took (a
-   mapped task: its longest instance). Read from the grid API (one request gives the runs and
-   their task instances). Clicking a bar opens the run. Loaded with `defer`, after app.js. */
+   mapped task: from its first instance's start to its last one's end, once all ended). Read
+   from the grid API (one request gives the runs and their task instances). Clicking a bar
+   opens the run. Loaded with `defer`, after app.js. */
 "use strict";
 
 window.statewrightDurations = (() => {
@@ -27,11 +28,11 @@ window.statewrightDurations = (() => {
     const x = runs.map((_, i) => i);
     const run = runs.map((r) => runDuration(r));
     const row = taskId ? grid.rows.find((r) => r.task_id === taskId) : null;
-    const task = row ? row.instances.map((c) => (c ? longestTry(c) : null)) : null;
+    const task = row ? row.instances.map((c) => (c ? cellSeconds(c) : null)) : null;
     return { runs, x, run, task };
   }
 
-  const longestTry = (cell) => (cell.duration === null || cell.duration === undefined
+  const cellSeconds = (cell) => (cell.duration === null || cell.duration === undefined
     ? null : Number(cell.duration));
 
   const label = (r) => r.logical_date || r.run_after || r.start_date;
