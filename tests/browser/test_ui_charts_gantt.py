@@ -97,3 +97,30 @@ def test_hovering_a_bar_names_it(watched: Any, ui_server: UiServer, gantt_run: s
 def _artifact(name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS / name
+
+
+def test_a_run_before_any_start_says_so_on_both_charts(
+        watched: Any, ui_server: UiServer) -> None:
+    import httpx
+
+    from statewright.core.clock import utcnow
+    from statewright.db.engine import transaction
+    from statewright.db.repositories import dags as dag_repo
+    from statewright.sdk import DAG, EmptyOperator
+
+    with DAG("gantt_waiting", schedule=None) as dag:
+        EmptyOperator(task_id="wait")
+    with transaction(ui_server.engine) as conn:
+        dag_repo.upsert_dag(conn, dag.serialize(), now=utcnow())
+    page = watched
+    page.goto(f"{ui_server.url}/dags/gantt_waiting#durations")
+    page.locator("#durations-chart p", has_text="No runs yet.").wait_for()
+    r = httpx.post(f"{ui_server.url}/api/v1/dags/gantt_waiting/dagRuns",
+                   json={"dag_run_id": "waiting"}, headers=ui_server.headers)
+    assert r.status_code == 200, r.text
+    page.goto(f"{ui_server.url}/dags/gantt_waiting/runs/waiting")
+    page.locator("#run-gantt p", has_text="No task instance has started yet.").wait_for()
+    assert page.locator("#run-gantt canvas").count() == 0
+    page.goto(f"{ui_server.url}/dags/gantt_waiting#durations")
+    page.locator("#durations-chart canvas").wait_for()  # a bar-less chart of the queued run
+    assert page.locator("#durations-summary").text_content() == ""
