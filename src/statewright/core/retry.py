@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 MAX_RETRY_DELAY = timedelta(hours=24)
@@ -168,3 +169,90 @@ def airflow_exponential_delay(
     if max_delay:
         delay = min(max_delay, delay)
     return delay
+
+
+# --- Retry policies (Airflow 3.3's ``retry_policy=``) --------------------------------------------
+#
+# A task's retry policy looks at the exception in the task's process and reports a decision;
+# the worker then decides here, with the task's retries, what the failed try becomes. As in
+# Airflow 3.3: ``fail`` ends the task instance failed at once, whatever retries are left;
+# ``retry`` retries only while the task's retries allow it (a policy can stop retries early, never
+# add any), after its own delay when it gives one (exactly that delay: no backoff, no cap) and
+# else after the task's usual delay; ``default`` (or no decision, or a policy that failed) is the
+# usual rule.
+
+POLICY_RETRY = "retry"
+POLICY_FAIL = "fail"
+POLICY_DEFAULT = "default"
+POLICY_ACTIONS = frozenset({POLICY_RETRY, POLICY_FAIL, POLICY_DEFAULT})
+MAX_REASON_CHARS = 500
+"""A policy's reason is kept to 500 characters (Airflow's ``retry_reason`` column)."""
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    """What a task's retry policy said about one failure (plain data, sent by the task)."""
+
+    action: str = POLICY_DEFAULT
+    delay: timedelta | None = None
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.action not in POLICY_ACTIONS:
+            raise ValueError(f"retry policy action must be one of {sorted(POLICY_ACTIONS)}, "
+                             f"got {self.action!r}.")
+        if self.delay is not None and self.delay < timedelta(0):
+            raise ValueError(f"retry policy delay must not be negative, got {self.delay}.")
+
+
+@dataclass(frozen=True)
+class FailureVerdict:
+    """What a failed try becomes: retried after ``delay``, or failed for good."""
+
+    retry: bool
+    delay: timedelta | None = None
+    reason: str | None = None
+    """The policy's reason (for the state's message), ``None`` without one."""
+
+
+def decide_failure(
+    decision: PolicyDecision | None,
+    *,
+    retries: int,
+    try_number: int,
+    max_tries: int | None = None,
+    base: timedelta,
+    exponential: bool = False,
+    max_delay: timedelta | None = None,
+    rng: random.Random | None = None,
+) -> FailureVerdict:
+    """Retry or fail the try ``try_number`` that just failed, given its policy's decision.
+
+    ``decision`` is ``None`` for a task without a retry policy (or whose policy raised): the usual
+    rule (:func:`is_eligible_to_retry`, :func:`retry_delay`) decides alone.
+    """
+    reason = decision.reason[:MAX_REASON_CHARS] if decision and decision.reason else None
+    if decision is not None and decision.action == POLICY_FAIL:
+        return FailureVerdict(retry=False, reason=reason)
+    if not is_eligible_to_retry(retries, try_number, max_tries=max_tries):
+        return FailureVerdict(retry=False, reason=reason)
+    if decision is not None and decision.action == POLICY_RETRY and decision.delay is not None:
+        return FailureVerdict(retry=True, delay=decision.delay, reason=reason)
+    delay = retry_delay(try_number, base, exponential=exponential, max_delay=max_delay, rng=rng)
+    return FailureVerdict(retry=True, delay=delay, reason=reason)
+
+
+def decision_from_report(report: object) -> PolicyDecision | None:
+    """The decision a task's process reported (``{"action", "delay_seconds", "reason"}``), or
+    ``None`` when there is none or it is not one (a malformed report falls back to the usual
+    rule, as a policy that raised does in Airflow)."""
+    if not isinstance(report, dict):
+        return None
+    seconds = report.get("delay_seconds")
+    reason = report.get("reason")
+    try:
+        delay = None if seconds is None else timedelta(seconds=float(seconds))
+        return PolicyDecision(action=str(report.get("action", POLICY_DEFAULT)), delay=delay,
+                              reason=None if reason is None else str(reason))
+    except (TypeError, ValueError, OverflowError):
+        return None

@@ -99,6 +99,13 @@ from statewright.sdk.partitions import (
     Window,
 )
 from statewright.sdk.pause import pause_for_input
+from statewright.sdk.retry_policy import (
+    ExceptionRetryPolicy,
+    RetryAction,
+    RetryDecision,
+    RetryPolicy,
+    RetryRule,
+)
 from statewright.sdk.sensors.base import PokeReturnValue
 from statewright.sdk.task_state import NEVER_EXPIRE, AssetStateStore, TaskStateStore
 from statewright.sdk.taskgroup import TaskGroup, task_group
@@ -152,6 +159,7 @@ __all__ = [
     "EdgeModifier",
     "EmptyOperator",
     "EventsTimetable",
+    "ExceptionRetryPolicy",
     "ExternalPythonOperator",
     "FailTask",
     "FanOutMapper",
@@ -175,6 +183,10 @@ __all__ = [
     "ProductMapper",
     "PythonOperator",
     "PythonVirtualenvOperator",
+    "RetryAction",
+    "RetryDecision",
+    "RetryPolicy",
+    "RetryRule",
     "RollupMapper",
     "SegmentWindow",
     "ShortCircuitOperator",

@@ -43,6 +43,7 @@ from statewright.sdk.email import email_args
 from statewright.sdk.hooks import check_cache_args, to_state_hooks
 from statewright.sdk.logging_mixin import LoggingMixin
 from statewright.sdk.params import ParamsDict, check_params
+from statewright.sdk.retry_policy import check_retry_policy
 from statewright.sdk.taskgroup import TaskGroup, current_task_group, join_task_group
 from statewright.sdk.templating import Templater
 from statewright.sdk.xcom_arg import XComArg, iter_xcom_args
@@ -171,6 +172,7 @@ class BaseOperator(DependencyMixin, Templater, LoggingMixin, abc.ABC):
         retry_delay: timedelta | float = DEFAULT_RETRY_DELAY,
         retry_exponential_backoff: bool = False,
         max_retry_delay: timedelta | float | None = None,
+        retry_policy: Any = None,
         execution_timeout: timedelta | float | None = None,
         trigger_rule: str | TriggerRule = "all_success",
         priority_weight: int = 1,
@@ -243,6 +245,8 @@ class BaseOperator(DependencyMixin, Templater, LoggingMixin, abc.ABC):
         self.max_retry_delay = to_timedelta(
             max_retry_delay, f"{where}: max_retry_delay", allow_none=True
         )
+        # Airflow 3.3's retry policy: asked in the task's process (statewright.sdk.retry_policy).
+        self.retry_policy = check_retry_policy(retry_policy, where)
         self.execution_timeout = to_timedelta(
             execution_timeout, f"{where}: execution_timeout", allow_none=True
         )

@@ -32,6 +32,8 @@ from statewright.sdk.exceptions import (
 from statewright.sdk.expandinput import LazyXComSequence
 from statewright.sdk.loader import dag_code_imports
 from statewright.sdk.operators.trigger_dagrun import TRIGGER_REQUESTS
+from statewright.sdk.retry_policy import EXTRA_KEY as POLICY_EXTRA_KEY
+from statewright.sdk.retry_policy import policy_report
 from statewright.sdk.templating import rendering
 from statewright.sdk.xcom_arg import has_references, resolve_references
 
@@ -162,7 +164,7 @@ def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
         _call_on_kill(task)
         outcome = _failure(OutcomeKind.TIMED_OUT, exc)
         outcome.message = outcome.error
-        return outcome
+        return _with_policy(task, context, outcome, exc)
     except Exception as exc:
         log.exception("Task %s failed", task.task_id)
         outcome = _failure(OutcomeKind.FAILED, exc)
@@ -170,7 +172,16 @@ def _outcome(task: BaseOperator, context: Context, call: Any) -> TaskOutcome:
         if trigger_traceback:
             outcome.traceback = (f"{outcome.traceback}\nThe trigger's traceback:\n"
                                  f"{trigger_traceback}")
-        return outcome
+        return _with_policy(task, context, outcome, exc)
+
+
+def _with_policy(task: BaseOperator, context: Context, outcome: TaskOutcome,
+                 exc: BaseException) -> TaskOutcome:
+    """A failure the task's retry policy has a say on carries its decision to the worker."""
+    report = policy_report(task, exc, context)
+    if report is not None:
+        outcome.extra[POLICY_EXTRA_KEY] = report
+    return outcome
 
 
 def _call_with_hooks(task: BaseOperator, context: Context, call: Any) -> Any:

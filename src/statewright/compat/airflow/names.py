@@ -67,6 +67,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.sdk.definitions.taskgroup": ("statewright.sdk",),
     "airflow.sdk.definitions.asset": ("statewright.sdk",),
     "airflow.sdk.definitions.deadline": ("statewright.sdk.deadline",),
+    "airflow.sdk.definitions.retry_policy": ("statewright.sdk.retry_policy",),
     "airflow.sdk.definitions.callback": ("statewright.sdk.deadline",),
     "airflow.decorators": ("statewright.sdk", f"{_LEGACY}.decorators"),
     "airflow.models": (*_AUTHORING, f"{_LEGACY}.models"),

@@ -9,7 +9,8 @@ Airflow's task callbacks, with Airflow's names — ``on_execute_callback`` (befo
   cache hit: the task does not run);
 - once the task has returned or raised, the task process predicts the state the try ends in with
   the same rule as its worker (``core.retry.is_eligible_to_retry`` with the try number and the
-  task instance's ``max_tries``) and fires that state's callbacks and hooks. Before it does, it
+  task instance's ``max_tries``; a retry policy that said ``fail`` fails it) and fires that
+  state's callbacks and hooks. Before it does, it
   asks its worker whether the try still runs in the database: a try that was cancelled, cleared
   or marked meanwhile fires no end hook (so a cancelled run's failure hooks never fire);
 - each hook receives one argument: the task's context with ``previous_state``,
@@ -33,7 +34,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from statewright.core.retry import is_eligible_to_retry
+from statewright.core.retry import POLICY_FAIL, decision_from_report, is_eligible_to_retry
 from statewright.core.states import TI, StateName, TaskInstanceState, default_ti_name
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
@@ -93,7 +94,7 @@ def run_try(task: Any, context: Any, w: Any, execute: Callable[[Any, Any, Any], 
     store = caching.store_info(task, decision)
     if store is not None and outcome.kind == "success":
         extra[caching.EXTRA_KEY] = store
-    predicted = predict(outcome.kind, task, w)
+    predicted = predict(outcome.kind, task, w, extra.get("retry_policy"))
     if predicted is not None and _has_end_hooks(task, *predicted):
         still = ask(TryStateQuery(w.ti_id, w.try_number)) if ask is not None else None
         if isinstance(still, TryState) and not still.running:
@@ -117,8 +118,10 @@ def run_try(task: Any, context: Any, w: Any, execute: Callable[[Any, Any, Any], 
     return outcome
 
 
-def predict(kind: str, task: Any, w: Any) -> tuple[TaskInstanceState, StateName] | None:
-    """The state and name the worker will give the try that ended with ``kind``."""
+def predict(kind: str, task: Any, w: Any, policy: Any = None
+            ) -> tuple[TaskInstanceState, StateName] | None:
+    """The state and name the worker will give the try that ended with ``kind`` (``policy``:
+    its retry policy's reported decision, if any)."""
     if kind in ("success", "cached"):
         return TI.SUCCESS, _NAMED_KINDS.get(kind, StateName.SUCCESS)
     if kind == "skipped":
@@ -128,6 +131,8 @@ def predict(kind: str, task: Any, w: Any) -> tuple[TaskInstanceState, StateName]
     if kind in ("failed", "timed_out"):
         retry = is_eligible_to_retry(int(getattr(task, "retries", 0) or 0), max(w.try_number, 1),
                                      max_tries=w.max_tries)
+        decision = decision_from_report(policy)
+        retry = retry and not (decision is not None and decision.action == POLICY_FAIL)
         state = TI.UP_FOR_RETRY if retry else TI.FAILED
         return state, _NAMED_KINDS.get(kind, default_ti_name(state))
     try:

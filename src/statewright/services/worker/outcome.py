@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from statewright.core.retry import is_eligible_to_retry, retry_delay
+from statewright.core.retry import decide_failure, decision_from_report
 from statewright.core.states import TI, StateName, TaskInstanceState
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
@@ -28,6 +28,9 @@ from statewright.services.secrets.masks import mask_results
 from statewright.services.worker import deferral
 from statewright.services.worker.dag_run_requests import apply_requests
 from statewright.services.worker.rendered import record_rendered_fields
+
+POLICY_EXTRA_KEY = "retry_policy"
+"""Where a try's result carries its retry policy's decision (``sdk.retry_policy.EXTRA_KEY``)."""
 
 # Kinds a task process may report, plus the ones the supervisor infers.
 SUCCESS = "success"
@@ -187,12 +190,25 @@ def _target(r: TryResult, views: DagViewCache, hashes: dict[str, str], conn: Con
     retries = task.retries if task else 0
     row = ti_repo.get(conn, r.ti_id)  # a clear raises max_tries: try_number + retries
     max_tries = max(retries, row.max_tries) if row is not None else retries
-    if is_eligible_to_retry(retries, r.try_number, max_tries=max_tries) and task is not None:
-        delay = retry_delay(r.try_number, task.retry_delay,
-                            exponential=task.retry_exponential_backoff,
-                            max_delay=task.max_retry_delay)
-        return TI.UP_FOR_RETRY, name, r.error, now + delay
-    return TI.FAILED, name, r.error, None
+    if task is None:
+        return TI.FAILED, name, r.error, None
+    # The task's retry policy (if any) spoke in the task's process; its decision rides along.
+    verdict = decide_failure(decision_from_report((r.extra or {}).get(POLICY_EXTRA_KEY)),
+                             retries=retries, try_number=r.try_number, max_tries=max_tries,
+                             base=task.retry_delay, exponential=task.retry_exponential_backoff,
+                             max_delay=task.max_retry_delay)
+    message = policy_message(r.error, verdict.reason)
+    if verdict.retry and verdict.delay is not None:
+        return TI.UP_FOR_RETRY, name, message, now + verdict.delay
+    return TI.FAILED, name, message, None
+
+
+def policy_message(error: str | None, reason: str | None) -> str | None:
+    """A failed try's state message: its error, and the retry policy's reason when it gave
+    one."""
+    if not reason:
+        return error
+    return f"{error} (retry policy: {reason})" if error else f"retry policy: {reason}"
 
 
 def _apply_skips(conn: Connection, results: Sequence[TryResult], now: datetime,
