@@ -146,3 +146,24 @@ def test_retry_policy_must_be_a_policy() -> None:
 
     with pytest.raises(DagDefinitionError, match="retry_policy must be a RetryPolicy"):
         _failing_dag("rp_bad", lambda n: None, retry_policy={"rules": []})
+
+
+def test_a_timed_out_try_is_judged_by_the_policy_too(engine: Engine) -> None:
+    import threading
+
+    from statewright.sdk.exceptions import TaskTimeout
+
+    policy = ExceptionRetryPolicy(rules=[
+        RetryRule(exception=TaskTimeout, action=RetryAction.FAIL, reason="too slow")])
+    with DAG("rp_timeout", schedule=None, start_date=START) as dag:
+
+        @task(retries=3, execution_timeout=timedelta(milliseconds=200), retry_policy=policy)
+        def slow() -> None:
+            threading.Event().wait(5)  # interrupted by the timeout
+
+        slow()
+    fake = FakeTime()
+    run = dag.test(engine=engine, clock=fake.clock, sleep=fake.sleep)
+    ti = run.ti("slow")
+    assert (run.state.value, ti.state.value, ti.try_number) == ("failed", "failed", 1)
+    assert ti.state_message is not None and ti.state_message.endswith("(retry policy: too slow)")
