@@ -31,10 +31,10 @@ def _python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def _works(python: Path) -> bool:
+def _works(python: Path, module: str) -> bool:
     if not python.exists():
         return False
-    probe = subprocess.run([str(python), "-c", "import airflow_client.client"],
+    probe = subprocess.run([str(python), "-c", f"import {module}"],
                            capture_output=True, timeout=60)
     return probe.returncode == 0
 
@@ -42,24 +42,31 @@ def _works(python: Path) -> bool:
 def client_python() -> Path:
     """The client venv's interpreter, installing it when missing. A failed install skips,
     except under ``CI=true`` where it fails."""
-    CLIENT_VENV.parent.mkdir(exist_ok=True)
-    with open(CLIENT_VENV.parent / ".lock", "w") as lock:
+    return scratch_python(CLIENT_VENV, CLIENT_REQUIREMENT, "airflow_client.client")
+
+
+def scratch_python(venv: Path, requirement: str, module: str) -> Path:
+    """The interpreter of ``venv`` under ``.venv-clients/`` with ``requirement`` installed from
+    PyPI (once; ``module`` importable tells it is there). A failed install skips, except
+    under ``CI=true`` where it fails."""
+    venv.parent.mkdir(exist_ok=True)
+    with open(venv.parent / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # test processes running at once install it once
-        return _install()
+        return _install(venv, requirement, module)
 
 
-def _install() -> Path:
-    python = _python(CLIENT_VENV)
-    if _works(python):
+def _install(venv: Path, requirement: str, module: str) -> Path:
+    python = _python(venv)
+    if _works(python, module):
         return python
     try:
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(CLIENT_VENV)], check=True,
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
                        capture_output=True, timeout=120)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", CLIENT_REQUIREMENT],
+        subprocess.run([str(python), "-m", "pip", "install", "-q", requirement],
                        check=True, capture_output=True, timeout=600)
     except (subprocess.SubprocessError, OSError) as exc:
         detail = getattr(exc, "stderr", b"") or b""
-        message = f"cannot install {CLIENT_REQUIREMENT}: {exc} {detail.decode()[-2000:]}"
+        message = f"cannot install {requirement}: {exc} {detail.decode()[-2000:]}"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)

@@ -47,7 +47,8 @@ def test_every_operation_states_its_permission(settings: Settings) -> None:
     assert by_path[("GET", "/api/v1/eventLogs")] is Permission.ADMIN
     public = {(m, p) for m, p, perm in ops if perm is Permission.PUBLIC}
     assert public == {("GET", "/api/v1/health"), ("POST", "/api/v1/auth/token"),
-                      ("POST", "/auth/token"), ("GET", "/api/v2/version"),
+                      ("POST", "/auth/token"), ("POST", "/auth/token/cli"),
+                      ("GET", "/api/v2/version"),
                       ("GET", "/api/v2/monitor/health")}  # Airflow's, public there too
     for path in ("/api/v2/connections", "/api/v2/variables/{variable_key}", "/api/v2/eventLogs"):
         assert by_path[("GET", path)] is Permission.ADMIN

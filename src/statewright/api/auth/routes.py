@@ -72,6 +72,16 @@ async def create_token_at_root(request: Request) -> a.AccessToken:
     return await create_access_token(request, body)
 
 
+@root_router.post("/auth/token/cli", response_model=a.AccessToken, status_code=201,
+                  openapi_extra=PUBLIC,
+                  responses={401: {"description": "Wrong username or password"},
+                             429: {"description": "Too many failed logins (see Retry-After)"}})
+async def create_cli_token(request: Request) -> a.AccessToken:
+    """Where ``airflowctl auth login --username … --password …`` asks for its token: the same
+    login, body and answer as ``POST /auth/token``."""
+    return await create_token_at_root(request)
+
+
 @router.get("/auth/me", response_model=a.Me, openapi_extra=AUTHENTICATED)
 def me(request: Request) -> a.Me:
     """The user behind the credentials, the role and what it permits."""

@@ -5,12 +5,23 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Query, Request
+from pydantic import BeforeValidator
 
 from statewright.api import reads
 from statewright.api.deps import reading
 from statewright.api.errors import ApiError
 
-PageLimit = Annotated[int, Query(ge=0, le=1000, description="Page size.")]
+DEFAULT_PAGE = 50
+
+
+def _blank_is_default(value: Any) -> Any:
+    return DEFAULT_PAGE if value == "" else value
+
+
+PageLimit = Annotated[int, BeforeValidator(_blank_is_default),
+                      Query(ge=0, le=1000, description="Page size.")]
+"""A page size; an empty ``limit=`` (airflowctl sends one for a ``--limit`` left out) is the
+default page."""
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "Not Found"}}
 CONFLICT: dict[int | str, dict[str, Any]] = {409: {"description": "Conflict"}}
