@@ -155,7 +155,8 @@ class LocalExecutor:
             database_url=self.engine.url.render_as_string(hide_password=False),
             processes=self.parallelism, logs_folder=self.logs_folder,
             heartbeat_seconds=self.heartbeat_seconds, cipher=cipher,
-            log_level=logging.getLogger().getEffectiveLevel(), input_limits=self.input_limits)
+            log_level=logging.getLogger().getEffectiveLevel(), input_limits=self.input_limits,
+            secrets_environment=secrets_environment())
 
     def _spawn(self) -> None:
         parent, child = self.context.Pipe()
@@ -229,3 +230,11 @@ class LocalExecutor:
             mine = set(self._in_flight)
         if leaves_running_elsewhere(events, mine):
             self._send(("check",))
+
+
+_SECRET_PREFIXES = ("STATEWRIGHT_CONN_", "STATEWRIGHT_VAR_", "AIRFLOW_CONN_", "AIRFLOW_VAR_")
+
+
+def secrets_environment() -> tuple[tuple[str, str], ...]:
+    """The connections and variables defined in this process's environment."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_SECRET_PREFIXES)))

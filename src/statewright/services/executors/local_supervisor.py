@@ -56,6 +56,10 @@ class SupervisorConfig:
     log_level: int
     input_limits: InputLimits | None = None
     """A workload past them fails its try unsent (None: from the settings)."""
+    secrets_environment: tuple[tuple[str, str], ...] = ()
+    """The connections and variables of the executor's environment (``STATEWRIGHT_CONN_*``,
+    ``AIRFLOW_VAR_*`` …) when it started: this process was forked by the fork server, whose
+    environment may be older; its tasks ask it for what theirs lacks."""
 
 
 class _Relay:
@@ -109,6 +113,7 @@ def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
     logging.basicConfig(level=config.log_level, format="%(name)s: %(message)s")
     if config.cipher is not None:
         deferral.install_cipher(config.cipher)
+    os.environ.update(dict(config.secrets_environment))
     engine = make_engine(config.database_url)
     relay = _Relay(conn)
     pool = TaskProcessPool(engine, processes=config.processes, logs_folder=config.logs_folder,

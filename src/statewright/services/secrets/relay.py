@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from statewright.sdk.connection import Connection
+from statewright.sdk.secrets import EnvironmentVariablesBackend
 from statewright.services.secrets.store import DatabaseStore
 
 __all__ = ["RelayStore", "SecretAnswer", "SecretRequest", "answer"]
@@ -68,16 +69,19 @@ class RelayStore:
 
 
 def answer(engine: Engine, request: SecretRequest) -> SecretAnswer:
-    """The worker's side: read or write the database."""
+    """The worker's side: its own environment (the executor's connections and variables, which
+    a task process forked by an older fork server may lack), then the database."""
     from statewright.services.worker.deferral import current_cipher
 
     store = DatabaseStore(engine, current_cipher)
+    env = EnvironmentVariablesBackend()
     try:
         if request.op == "get_connection":
-            conn = store.get_connection(request.key)
+            conn = env.get_connection(request.key) or store.get_connection(request.key)
             return SecretAnswer(None if conn is None else conn.to_dict())
         if request.op == "get_variable":
-            return SecretAnswer(store.get_variable(request.key))
+            value = env.get_variable(request.key)
+            return SecretAnswer(value if value is not None else store.get_variable(request.key))
         if request.op == "set_variable":
             store.set_variable(request.key, request.value or "", request.description)
             return SecretAnswer(None)
