@@ -36,7 +36,7 @@ def report(execution_date, ds, **kwargs):
 
 
 with DAG("airflow2_file", default_args=default_args, schedule_interval="@daily",
-         start_date=days_ago(30), concurrency=4) as dag:
+         start_date=days_ago(5000), concurrency=4) as dag:  # before LOGICAL_DATE
     start = DummyOperator(task_id="start")
     echo = BashOperator(task_id="echo", outlets=[Dataset("s3://bucket/out")],
                         bash_command="echo {{ execution_date.date() }} {{ tomorrow_ds_nodash }}")

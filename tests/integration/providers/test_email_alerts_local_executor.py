@@ -93,6 +93,10 @@ def test_a_failure_mail_from_the_local_executor(
         with transaction(engine) as conn:
             _, run_id = trigger_dag(conn, "alerting", now=utcnow(), actor=Actor.USER)
         run = _wait_for_run(engine, run_id)
+        # the task's process mails after its try's outcome is stored: the run can end first
+        deadline = time.monotonic() + 60
+        while not smtpd.messages and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
         stop.set()
         thread.join(10)
