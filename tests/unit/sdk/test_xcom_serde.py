@@ -194,8 +194,10 @@ def test_classes_are_read_back_only_when_allowed(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("STATEWRIGHT_ALLOWED_DESERIALIZATION_CLASSES", "pydantic.main.*")
     with pytest.raises(SerializationError, match="cannot be instantiated directly"):
         deserialize(foreign)  # imported this time: the class itself refuses
-    # This test module is your own code: allowed by default, refused with the rule turned off.
+    # This test module is your own code: allowed by default, refused with the rule turned off;
+    # so is __main__ (a script, `python -c`, a notebook), which has no file to look at.
     assert serde.is_allowed(f"{__name__}.Point")
+    assert serde.is_allowed("__main__.Row")
     monkeypatch.setenv("STATEWRIGHT_DESERIALIZE_OWN_MODULES", "false")
     assert not serde.is_allowed(f"{__name__}.Point")
     monkeypatch.setenv("STATEWRIGHT_ALLOWED_DESERIALIZATION_CLASSES_REGEXP", r"test_xcom_\w+\.")

@@ -59,7 +59,10 @@ def _settings(globs: str | None, regexps: str | None, own: str | None
 
 def _own_module(top: str) -> bool:
     """The top-level module ``top`` lives outside Python's and the packages' folders (looked
-    up without importing it)."""
+    up without importing it); ``__main__`` (the user's script, ``python -c``, a notebook) is
+    always the user's own."""
+    if top == "__main__":
+        return True
     module = sys.modules.get(top)
     location = getattr(module, "__file__", None) if module is not None else None
     if location is None and module is None:
