@@ -80,7 +80,7 @@ def _nothing_but_health_and_login_answers_without_credentials(url: str) -> None:
     public = {("GET", "/api/v1/health"), ("POST", "/api/v1/auth/token"),
               # Airflow 3's API answers these without credentials too (its clients rely on it)
               ("GET", "/api/v2/version"), ("GET", "/api/v2/monitor/health"),
-              ("POST", "/auth/token")}
+              ("POST", "/auth/token"), ("POST", "/auth/token/cli")}
     opened = {k: v for k, v in answered.items() if 200 <= v < 300}
     assert set(opened) <= public, opened
     assert answered[("POST", "/api/v1/auth/token")] == 422  # {} is not a login

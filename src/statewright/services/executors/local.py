@@ -156,7 +156,7 @@ class LocalExecutor:
             processes=self.parallelism, logs_folder=self.logs_folder,
             heartbeat_seconds=self.heartbeat_seconds, cipher=cipher,
             log_level=logging.getLogger().getEffectiveLevel(), input_limits=self.input_limits,
-            secrets_environment=secrets_environment())
+            environment=tuple(os.environ.items()))
 
     def _spawn(self) -> None:
         parent, child = self.context.Pipe()
@@ -230,11 +230,3 @@ class LocalExecutor:
             mine = set(self._in_flight)
         if leaves_running_elsewhere(events, mine):
             self._send(("check",))
-
-
-_SECRET_PREFIXES = ("STATEWRIGHT_CONN_", "STATEWRIGHT_VAR_", "AIRFLOW_CONN_", "AIRFLOW_VAR_")
-
-
-def secrets_environment() -> tuple[tuple[str, str], ...]:
-    """The connections and variables defined in this process's environment."""
-    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_SECRET_PREFIXES)))

@@ -56,10 +56,11 @@ class SupervisorConfig:
     log_level: int
     input_limits: InputLimits | None = None
     """A workload past them fails its try unsent (None: from the settings)."""
-    secrets_environment: tuple[tuple[str, str], ...] = ()
-    """The connections and variables of the executor's environment (``STATEWRIGHT_CONN_*``,
-    ``AIRFLOW_VAR_*`` …) when it started: this process was forked by the fork server, whose
-    environment may be older; its tasks ask it for what theirs lacks."""
+    environment: tuple[tuple[str, str], ...] = ()
+    """The executor's environment when it started. This process and its task processes are
+    forked by the fork server, whose environment is the one it started with (it may be older:
+    another executor of the same process started it); they take this one instead, as a process
+    started by the executor would inherit it."""
 
 
 class _Relay:
@@ -113,7 +114,9 @@ def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
     logging.basicConfig(level=config.log_level, format="%(name)s: %(message)s")
     if config.cipher is not None:
         deferral.install_cipher(config.cipher)
-    os.environ.update(dict(config.secrets_environment))
+    if config.environment:
+        os.environ.clear()
+        os.environ.update(dict(config.environment))
     engine = make_engine(config.database_url)
     relay = _Relay(conn)
     pool = TaskProcessPool(engine, processes=config.processes, logs_folder=config.logs_folder,

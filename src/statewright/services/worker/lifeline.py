@@ -19,9 +19,15 @@ import threading
 from typing import Any
 
 
-def task_process_main(conn: Any, lifeline: Any) -> None:
-    """The entry point of a task process: watch the lifeline, then run tries (``child_main``)."""
+def task_process_main(conn: Any, lifeline: Any,
+                      environment: dict[str, str] | None = None) -> None:
+    """The entry point of a task process: take its supervisor's environment (the fork server
+    that forked it has the one it started with), watch the lifeline, then run tries."""
     import gc
+
+    if environment is not None:
+        os.environ.clear()
+        os.environ.update(environment)
 
     from statewright.services.worker.task_runner import child_main
 

@@ -243,8 +243,8 @@ class TaskProcessPool:
     def _spawn(self) -> Child:
         parent, child = self.context.Pipe()
         life_r, life_w = self.context.Pipe(duplex=False)
-        p = self.context.Process(target=task_process_main, args=(child, life_r), daemon=True,
-                                 name="statewright-task")
+        p = self.context.Process(target=task_process_main, name="statewright-task",
+                                 args=(child, life_r, dict(os.environ)), daemon=True)
         fork_server.start(p)
         close_pipes(child, life_r)
         return Child(process=p, conn=parent, lifeline=life_w, idle_since=time.monotonic())
