@@ -5,6 +5,7 @@ other DAG it waits for in the same database. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from datetime import UTC, datetime, timedelta
@@ -73,10 +74,14 @@ def test_example_sensors_runs_every_sensor_to_its_end(
     # An hour on may be tomorrow: TimeSensor then waits for that time of today, long past.
     in_an_hour = "success" if (loaded_at + timedelta(hours=1)).date() != loaded_at.date() \
         else "skipped"
-    try:
-        run = dags["example_sensors"].test(logical_date=LOGICAL_DATE, engine=engine)
-    finally:
-        Path("/tmp/temporary_file_for_testing").unlink(missing_ok=True)
+    # The file creates, waits for and removes one fixed path: the SQLite and PostgreSQL runs of
+    # this test (two test processes at once) take turns with it.
+    with open("/tmp/temporary_file_for_testing.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            run = dags["example_sensors"].test(logical_date=LOGICAL_DATE, engine=engine)
+        finally:
+            Path("/tmp/temporary_file_for_testing").unlink(missing_ok=True)
     assert run.states == {
         "wait_some_seconds": "success", "wait_some_seconds_async": "success",
         "fire_immediately": "success", "fire_immediately_async": "success",
