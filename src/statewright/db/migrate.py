@@ -13,6 +13,10 @@ from sqlalchemy import Engine, text
 
 from statewright.db import tables
 from statewright.db.engine import write_connection
+from statewright.db.schema_version import migrate_embedded, newest_revision, stored_revision
+
+__all__ = ["current_revision", "head_revision", "migrate", "migrate_embedded", "newest_revision",
+           "reset", "stored_revision"]
 
 _SCRIPT_LOCATION = str(Path(__file__).parent / "migrations")
 
@@ -38,16 +42,6 @@ def migrate(engine: Engine) -> str | None:
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
         command.upgrade(_config(conn), "head")
     return current_revision(engine)
-
-
-def migrate_embedded(engine: Engine) -> None:
-    """Create or bring up to date an embedded (SQLite) database on its first use, so a flow
-    script, ``dag.test()`` or a CLI command on a new home needs no set-up step. Several
-    processes may start at once on a new file: the writer lock lets one migrate, and the others
-    find the schema at head. A PostgreSQL database is left alone: migrating a shared server is an
-    operator's decision (``statewright db migrate``)."""
-    if engine.dialect.name == "sqlite" and current_revision(engine) != head_revision():
-        migrate(engine)
 
 
 def current_revision(engine: Engine) -> str | None:

@@ -9,7 +9,6 @@ import logging
 import os
 import threading
 from datetime import datetime
-from typing import Any
 
 from statewright.sdk.masking import redact
 
@@ -40,7 +39,7 @@ class TaskRunLogFiles(logging.Handler):
         self.template = template
         self.flow_run_pk = flow_run_pk
         self.tries: dict[int, tuple[str, int]] = {}  # task run id → (task id, try number)
-        self._files: dict[str, Any] = {}
+        self._folders: set[str] = set()  # files whose folder exists
         self._files_lock = threading.Lock()
         self.setFormatter(_FORMAT)
 
@@ -56,23 +55,18 @@ class TaskRunLogFiles(logging.Handler):
             path = flow_run_log_path(self.template)
         else:
             return
+        line = str(redact(self.format(record))) + "\n"
         try:
+            # Opened for each record, never kept: a flow run of thousands of task runs would
+            # otherwise hold a descriptor per try until it ends (and run out of them).
             with self._files_lock:
-                fh = self._files.get(path)
-                if fh is None:
+                if path not in self._folders:
                     os.makedirs(os.path.dirname(path), exist_ok=True)
-                    fh = self._files[path] = open(path, "a", encoding="utf-8")
-                fh.write(str(redact(self.format(record))) + "\n")
-                fh.flush()
+                    self._folders.add(path)
+                with open(path, "a", encoding="utf-8") as fh:
+                    fh.write(line)
         except OSError:
             self.handleError(record)
-
-    def close(self) -> None:
-        with self._files_lock:
-            for fh in self._files.values():
-                fh.close()
-            self._files.clear()
-        super().close()
 
 
 _LOGGERS = ("statewright.task_runs", "statewright.flow_runs")

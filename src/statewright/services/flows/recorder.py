@@ -410,7 +410,7 @@ def serve(backend: DbBackend, inp: Connection, out: Connection, stop: threading.
 def main(argv: list[str]) -> int:
     from statewright.config import load_settings
     from statewright.db.engine import make_engine
-    from statewright.db.migrate import migrate_embedded
+    from statewright.db.schema_version import migrate_embedded
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # it ends when the flow's process does
     inp = Connection(int(argv[0]), writable=False)
