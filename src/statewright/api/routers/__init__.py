@@ -5,11 +5,13 @@ from __future__ import annotations
 from statewright.api.routers import (
     assets,
     backfills,
+    calendar,
     dag_runs,
     dag_versions,
     dags,
     deadlines,
     events,
+    favorites,
     hitl,
     monitor,
     pools,
@@ -23,6 +25,7 @@ from statewright.api.routers import (
 ROUTERS = (dags.router, dag_runs.router, task_instances.router, monitor.router,
            templating.router, secrets.router, assets.router, hitl.router, dag_versions.router,
            deadlines.router, task_state.router,
-           events.router, backfills.router, pools.router, triggers.router)
+           events.router, backfills.router, pools.router, triggers.router, calendar.router,
+           favorites.router)
 
 __all__ = ["ROUTERS"]
