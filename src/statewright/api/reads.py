@@ -19,7 +19,7 @@ from statewright.api import schemas as s
 from statewright.api.errors import NotFound
 from statewright.core.limits import InputLimits, InputTooLarge, check_value
 from statewright.core.states import RUN_UNFINISHED
-from statewright.db.repositories import browse, dag_versions, transitions_log
+from statewright.db.repositories import browse, dag_versions, favorites, transitions_log
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import import_errors as import_error_repo
 from statewright.db.repositories import runs as run_repo
@@ -65,12 +65,21 @@ def _dag(row: Any, runs: Sequence[Any]) -> dict[str, Any]:
 
 
 def list_dags(conn: Connection, *, limit: int, offset: int, paused: bool | None,
-              tags: Sequence[str], dag_id_pattern: str | None) -> s.DagCollection:
+              tags: Sequence[str], dag_id_pattern: str | None, owners: Sequence[str] = (),
+              last_run_state: str | None = None, username: str | None = None,
+              is_favorite: bool | None = None) -> s.DagCollection:
+    """A page of DAGs; with ``username``, each says whether that user starred it, and
+    ``is_favorite`` keeps only the starred (true) or the other (false) DAGs."""
+    uid = favorites.user_id(conn, username) if username else None
+    extra = [] if is_favorite is None else [favorites.is_favorite_condition(uid, is_favorite)]
     rows, total = browse.dags_page(conn, limit=limit, offset=offset, paused=paused, tags=tags,
-                                   dag_id_pattern=dag_id_pattern)
+                                   dag_id_pattern=dag_id_pattern, owners=owners,
+                                   last_run_state=last_run_state, extra=extra)
     recent = browse.recent_runs(conn, [r.dag_id for r in rows], RECENT_RUNS)
+    starred = favorites.starred(conn, uid, [r.dag_id for r in rows]) if uid is not None else set()
     return s.DagCollection(
-        dags=[s.Dag(**_dag(r, recent.get(r.dag_id, []))) for r in rows], total_entries=total)
+        dags=[s.Dag(**_dag(r, recent.get(r.dag_id, [])), owners=list(r.owners or []),
+                    is_favorite=r.dag_id in starred) for r in rows], total_entries=total)
 
 
 def dag_row(conn: Connection, dag_id: str) -> Any:

@@ -115,6 +115,9 @@ class Dag(BaseModel):
     last_run: RunBrief | None = None
     recent_runs: list[RunBrief] = Field(
         default_factory=list, description="The newest runs, newest first.")
+    owners: list[str] = Field(default_factory=list, description="The tasks' owners.")
+    is_favorite: bool = Field(default=False, description="Whether the user asking starred it "
+                              "(POST/DELETE /dags/{dag_id}/favorite).")
 
 
 class DagCollection(BaseModel):

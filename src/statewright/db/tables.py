@@ -388,6 +388,7 @@ from statewright.db import (  # noqa: E402, F401
     tables_assets,
     tables_auth,
     tables_deadlines,
+    tables_favorites,
     tables_flows,
     tables_hitl,
     tables_secrets,

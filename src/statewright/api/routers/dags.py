@@ -11,6 +11,7 @@ from statewright.api import schemas as s
 from statewright.api.deps import Limit, Offset, reading, writing
 from statewright.api.errors import NotFound
 from statewright.core.clock import utcnow
+from statewright.core.states import DagRunState
 from statewright.db.repositories import dags as dag_repo
 
 router = APIRouter(tags=["DAGs"])
@@ -25,11 +26,24 @@ def list_dags(
                                          )] = None,
     tags: Annotated[list[str] | None, Query(description="DAGs with any of these tags.")] = None,
     dag_id_pattern: Annotated[str | None, Query(description="Part of the DAG id.")] = None,
+    owners: Annotated[list[str] | None, Query(description="DAGs with a task of any of these "
+                                              "owners.")] = None,
+    last_dag_run_state: Annotated[DagRunState | None, Query(
+        description="Only DAGs whose newest run is in this state.")] = None,
+    is_favorite: Annotated[bool | None, Query(
+        description="Only the DAGs you starred (true) or the others (false).")] = None,
 ) -> s.DagCollection:
-    """DAGs ordered by id, each with its schedule, tags, pause flag and its newest runs."""
+    """DAGs ordered by id, each with its schedule, tags, owners, pause flag, its newest runs and
+    whether you starred it."""
+    identity = getattr(request.state, "identity", None)
     with reading(request) as conn:
         return reads.list_dags(conn, limit=limit, offset=offset, paused=paused,
-                               tags=tags or [], dag_id_pattern=dag_id_pattern)
+                               tags=tags or [], dag_id_pattern=dag_id_pattern,
+                               owners=owners or [],
+                               last_run_state=last_dag_run_state.value
+                               if last_dag_run_state else None,
+                               username=identity.username if identity else None,
+                               is_favorite=is_favorite)
 
 
 @router.get("/dags/{dag_id}", response_model=s.DagDetail)

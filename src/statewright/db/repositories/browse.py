@@ -25,6 +25,7 @@ _DAG_LIST_COLUMNS = (
     dag.c.next_dagrun, dag.c.next_dagrun_create_after, dag.c.last_parsed_at, dag.c.tags,
     dag.c.serialized["dag_display_name"].as_string().label("dag_display_name"),
     dag.c.kind,
+    dag.c.serialized["owners"].label("owners"),
 )
 
 RUN_ORDERS = {
@@ -49,9 +50,21 @@ def dags_page(
     tags: Sequence[str] = (),
     dag_id_pattern: str | None = None,
     only_active: bool = True,
+    owners: Sequence[str] = (),
+    last_run_state: str | None = None,
+    extra: Sequence[Any] = (),
 ) -> tuple[list[Any], int]:
-    """One page of DAGs ordered by id, and the number of DAGs matching the filters."""
-    conditions: list[Any] = []
+    """One page of DAGs ordered by id, and the number of DAGs matching the filters: any of
+    ``owners``, the newest run in ``last_run_state``, and ``extra`` WHERE conditions."""
+    conditions: list[Any] = list(extra)
+    if owners:
+        # ``owners`` is a JSON list in the serialized DAG, matched like the tags.
+        owned = cast(dag.c.serialized["owners"], Text)
+        conditions.append(or_(*[owned.contains(json.dumps(o), autoescape=True) for o in owners]))
+    if last_run_state:
+        newest = (select(dr.state).where(dr.dag_id == dag.c.dag_id)
+                  .order_by(dr.run_after.desc(), dr.id.desc()).limit(1).scalar_subquery())
+        conditions.append(newest == last_run_state)
     if only_active:
         conditions.append(dag.c.is_active.is_(True))
     if paused is not None:
