@@ -94,5 +94,5 @@ def dag_details(conn: Connection, dag_id: str, now: datetime) -> s.DagDetails:
         timetable_summary=row.schedule_summary or (ser.get("schedule") if isinstance(
             ser.get("schedule"), str) else None),
         timetable_description=schedule_words(ser),
-        next_dagruns=_next_runs(ser, first, now), owners=list(ser.get("owners") or []),
+        next_dagruns=_next_runs(ser, first, now),
         default_args=dict(ser.get("default_args") or {}), param_details=_params(ser))

@@ -96,7 +96,8 @@ def get_dag(conn: Connection, dag_id: str) -> s.DagDetail:
     ser = row.serialized or {}
     tasks, deps, groups = dag_structure(ser)
     return s.DagDetail(
-        **_dag(row, runs), doc_md=ser.get("doc_md"), timezone=ser.get("timezone"),
+        **_dag(row, runs), owners=list(ser.get("owners") or []), doc_md=ser.get("doc_md"),
+        timezone=ser.get("timezone"),
         start_date=ser.get("start_date"), end_date=ser.get("end_date"),
         catchup=ser.get("catchup"), params=dict(ser.get("params") or {}), tasks=tasks,
         dependencies=deps, task_groups=groups, schedule_description=schedule_words(ser),
