@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fastapi import Depends
 
-from statewright.api.v2 import admin, dag_runs, dags, misc, monitor, task_instances, tries
+from statewright.api.v2 import admin, bulk, dag_runs, dags, misc, monitor, task_instances, tries
 from statewright.api.v2.common import served_parameters_only
 
 PREFIX = "/api/v2"
@@ -16,6 +16,6 @@ DEPENDENCIES = [Depends(served_parameters_only)]
 ROUTERS = (monitor.version_router, monitor.router, dags.router, dags.errors_router,
            dag_runs.router, dag_runs.ti_router, task_instances.xcom_router,
            tries.router, task_instances.router, admin.connections, admin.variables, admin.pools,
-           misc.event_logs, misc.assets, misc.backfills)
+           misc.event_logs, misc.assets, misc.backfills, bulk.router)
 
 __all__ = ["DEPENDENCIES", "PREFIX", "ROUTERS"]

@@ -4,6 +4,7 @@ create, change, delete: admin)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -15,6 +16,7 @@ from statewright.api.routers import pools as v1_pools
 from statewright.api.routers import secrets as v1_secrets
 from statewright.api.v2 import schemas_admin as v2
 from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit
+from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, every, listed
 
 connections = APIRouter(tags=["Connection"])
 variables = APIRouter(tags=["Variable"])
@@ -30,12 +32,21 @@ def _connection(c: v1_secrets.ConnectionOut) -> v2.Connection:
 
 @connections.get("/connections", response_model=v2.ConnectionCollection,
                  response_model_by_alias=True, openapi_extra=ADMIN)
-def get_connections(request: Request, limit: PageLimit = 50, offset: Offset = 0
-                    ) -> v2.ConnectionCollection:
+def get_connections(request: Request, limit: PageLimit = 50, offset: Offset = 0,
+                    order_by: OrderBy = None, connection_id_pattern: Pattern = None,
+                    connection_id_prefix_pattern: Prefix = None) -> v2.ConnectionCollection:
     """Connections by id (passwords shown as ``***``)."""
-    page = v1_secrets.list_connections(request, limit=limit, offset=offset)
-    return v2.ConnectionCollection(connections=[_connection(c) for c in page.connections],
-                                   total_entries=page.total_entries)
+    rows, total = listed(every(partial(v1_secrets.list_connections, request), "connections"),
+                         lambda c: c.connection_id, connection_id_pattern,
+                         connection_id_prefix_pattern, order_by, _CONNECTION_ORDER, limit,
+                         offset)
+    return v2.ConnectionCollection(connections=[_connection(c) for c in rows],
+                                   total_entries=total)
+
+
+_CONNECTION_ORDER = {"id": "connection_id", "conn_id": "connection_id",
+                     "connection_id": "connection_id", "conn_type": "conn_type",
+                     "description": "description", "host": "host", "port": "port"}
 
 
 @connections.get("/connections/{connection_id}", response_model=v2.Connection,
@@ -75,7 +86,7 @@ def delete_connection(request: Request, connection_id: str) -> Response:
     return v1_secrets.delete_connection(request, connection_id)
 
 
-def _variable_in(body: v2.VariableBody) -> v1_secrets.VariableIn:
+def variable_in(body: v2.VariableBody) -> v1_secrets.VariableIn:
     value = body.value if isinstance(body.value, str) else json.dumps(body.value)
     return v1_secrets.VariableIn(key=body.key, value=value, description=body.description)
 
@@ -87,7 +98,7 @@ def post_variable(request: Request, body: v2.VariableBody) -> v2.Variable:
     try:
         v1_secrets.get_variable(request, body.key)
     except NotFound:
-        return _variable(v1_secrets.post_variable(request, _variable_in(body)))
+        return _variable(v1_secrets.post_variable(request, variable_in(body)))
     raise Conflict(f"The Variable with key: `{body.key}` already exists")
 
 
@@ -96,7 +107,7 @@ def post_variable(request: Request, body: v2.VariableBody) -> v2.Variable:
 def patch_variable(request: Request, variable_key: str, body: v2.VariableBody,
                    update_mask: Annotated[list[str] | None, Query()] = None) -> v2.Variable:
     """Change a variable's value and description (``update_mask``: only these)."""
-    new = _variable_in(body)
+    new = variable_in(body)
     if update_mask:
         current = v1_secrets.get_variable(request, variable_key)
         new.value = new.value if "value" in update_mask else current.value or ""
@@ -117,12 +128,17 @@ def _variable(v: v1_secrets.VariableOut) -> v2.Variable:
 
 
 @variables.get("/variables", response_model=v2.VariableCollection, openapi_extra=ADMIN)
-def get_variables(request: Request, limit: PageLimit = 50, offset: Offset = 0
-                  ) -> v2.VariableCollection:
+def get_variables(request: Request, limit: PageLimit = 50, offset: Offset = 0,
+                  order_by: OrderBy = None, variable_key_pattern: Pattern = None,
+                  variable_key_prefix_pattern: Prefix = None) -> v2.VariableCollection:
     """Variables by key; sensitive values are shown as ``***``."""
-    page = v1_secrets.list_variables(request, limit=limit, offset=offset)
-    return v2.VariableCollection(variables=[_variable(v) for v in page.variables],
-                                 total_entries=page.total_entries)
+    rows, total = listed(every(partial(v1_secrets.list_variables, request), "variables"),
+                         lambda v: v.key, variable_key_pattern, variable_key_prefix_pattern,
+                         order_by, _VARIABLE_ORDER, limit, offset)
+    return v2.VariableCollection(variables=[_variable(v) for v in rows], total_entries=total)
+
+
+_VARIABLE_ORDER = {"id": "key", "key": "key", "_val": "value", "description": "description"}
 
 
 @variables.get("/variables/{variable_key}", response_model=v2.Variable, openapi_extra=ADMIN,
@@ -137,12 +153,15 @@ def _pool(p: v1_pools.PoolResponse) -> v2.Pool:
 
 
 @pools.get("/pools", response_model=v2.PoolCollection)
-def get_pools(request: Request, limit: PageLimit = 50, offset: Offset = 0
-              ) -> v2.PoolCollection:
+def get_pools(request: Request, limit: PageLimit = 50, offset: Offset = 0,
+              order_by: OrderBy = None, pool_name_pattern: Pattern = None,
+              pool_name_prefix_pattern: Prefix = None) -> v2.PoolCollection:
     """Pools with their occupancy."""
-    page = v1_pools.list_pools(request, limit=limit, offset=offset)
-    return v2.PoolCollection(pools=[_pool(p) for p in page.pools],
-                             total_entries=page.total_entries)
+    rows, total = listed(every(partial(v1_pools.list_pools, request), "pools"),
+                         lambda p: p.name, pool_name_pattern, pool_name_prefix_pattern,
+                         order_by, {"id": "name", "pool": "name", "name": "name"}, limit,
+                         offset)
+    return v2.PoolCollection(pools=[_pool(p) for p in rows], total_entries=total)
 
 
 @pools.get("/pools/{pool_name}", response_model=v2.Pool, responses=NOT_FOUND)
