@@ -64,3 +64,13 @@ def test_bad_stars_are_refused(client: TestClient, anonymous: TestClient,
     assert anonymous.post("/api/v1/dags/a/favorite").status_code == 401
     bad = client.get("/api/v1/dags", params={"is_favorite": "maybe"})
     assert bad.status_code == 422
+
+
+def test_the_dag_list_page_reads_its_filters(client: TestClient, engine: Engine) -> None:
+    store_dag(engine, chain_dag("ann_dag", 1, default_args={"owner": "ann"}))
+    store_dag(engine, chain_dag("other", 1))
+    page = client.get("/", params={"owner": "ann", "paused": "", "favorite": "",
+                                   "last_run_state": ""})
+    assert page.status_code == 200 and '"ann_dag"' in page.text and '"other"' not in page.text
+    assert client.get("/", params={"last_run_state": "sleepy"}).status_code == 422
+    assert client.get("/", params={"favorite": "maybe"}).status_code == 422

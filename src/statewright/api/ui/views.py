@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
+from pydantic import BeforeValidator
 
 from statewright.api import grid_reads, reads
 from statewright.api.dag_details import dag_details
@@ -24,6 +25,8 @@ from statewright.services import task_state_view
 TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 50
+# A filter form sends an empty field for "any": read as no filter.
+_ANY_IF_BLANK = BeforeValidator(lambda v: None if v == "" else v)
 GRID_RUNS = 25
 
 
@@ -44,16 +47,26 @@ def dag_list(
     request: Request,
     q: Annotated[str | None, Query()] = None,
     tag: Annotated[str | None, Query()] = None,
-    paused: Annotated[bool | None, Query()] = None,
+    paused: Annotated[bool | None, Query(), _ANY_IF_BLANK] = None,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    owner: Annotated[str | None, Query(max_length=250)] = None,
+    last_run_state: Annotated[DagRunState | None, Query(), _ANY_IF_BLANK] = None,
+    favorite: Annotated[bool | None, Query(), _ANY_IF_BLANK] = None,
 ) -> Response:
+    identity = getattr(request.state, "identity", None)
     with reading(request) as conn:
         dags = reads.list_dags(conn, limit=PAGE_SIZE, offset=offset, paused=paused,
-                               tags=[tag] if tag else [], dag_id_pattern=q or None)
+                               tags=[tag] if tag else [], dag_id_pattern=q or None,
+                               owners=[owner] if owner else [],
+                               last_run_state=last_run_state.value if last_run_state else None,
+                               username=identity.username if identity else None,
+                               is_favorite=favorite)
         errors = reads.list_import_errors(conn, limit=1, offset=0).total_entries
     return _page(request, "dags.html", title="DAGs · statewright", page="dags",
                  data=dags.model_dump(mode="json"), q=q or "", tag=tag or "", paused=paused,
-                 offset=offset, limit=PAGE_SIZE, import_errors=errors)
+                 offset=offset, limit=PAGE_SIZE, import_errors=errors, owner=owner or "",
+                 last_run_state=last_run_state.value if last_run_state else "",
+                 favorite=favorite)
 
 
 @router.get("/dags/{dag_id}", response_class=HTMLResponse)
