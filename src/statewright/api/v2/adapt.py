@@ -67,7 +67,7 @@ def dag_run(r: v1.DagRun, display_name: str | None = None) -> v2.DagRunResponse:
         run_type=kind,
         state=run_state(r.state), triggered_by=by, conf=r.conf, dag_versions=[],
         dag_display_name=display_name or r.dag_id, partition_key=r.partition_key,
-        note=r.state_message)
+        note=r.state_message, statewright_state=r.state, state_name=r.state_name)
 
 
 def ti_uuid(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
@@ -89,7 +89,8 @@ def task_instance(t: v1.TaskInstance, run: v1.DagRun, dag_display_name: str,
         pool=t.pool, pool_slots=1, queue=t.queue, priority_weight=t.priority_weight,
         operator=t.operator, operator_name=operator_name or t.operator,
         queued_when=t.queued_at, scheduled_when=t.scheduled_at, pid=t.pid,
-        executor_config="{}", note=t.state_message, rendered_map_index=t.rendered_map_index)
+        executor_config="{}", note=t.state_message, rendered_map_index=t.rendered_map_index,
+        statewright_state=t.state, state_name=t.state_name)
 
 
 def xcom(e: v1.XComEntry, t: v1.TaskInstance, run: v1.DagRun, dag_display_name: str,

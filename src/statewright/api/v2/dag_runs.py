@@ -9,14 +9,13 @@ from fastapi import APIRouter, Query, Request
 from statewright.api import reads
 from statewright.api import schemas as v1
 from statewright.api.controls import clear_run
-from statewright.api.deps import Offset, reading
+from statewright.api.deps import reading
 from statewright.api.errors import ApiError, BadRequest
 from statewright.api.routers import dag_runs as v1_runs
-from statewright.api.v2 import adapt
+from statewright.api.v2 import adapt, lists
 from statewright.api.v2 import schemas as v2
-from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit, display_name
+from statewright.api.v2.common import CONFLICT, NOT_FOUND, display_name
 from statewright.api.v2.task_instances import instances
-from statewright.db.repositories import browse
 
 router = APIRouter(tags=["DagRun"])
 ti_router = APIRouter(tags=["Task Instance"])
@@ -34,33 +33,6 @@ def trigger_dag_run(request: Request, dag_id: str, body: v2.TriggerDagRunBody
         dag_run_id=body.dag_run_id, conf=body.conf, logical_date=body.logical_date,
         partition_key=body.partition_key))
     return adapt.dag_run(run, display_name(request, dag_id))
-
-
-def _order(order_by: list[str] | None) -> str:
-    wanted = (order_by or ["id"])[0]
-    wanted = {"dag_run_id": "id", "run_id": "id", "-dag_run_id": "-id", "-run_id": "-id"
-              }.get(wanted, wanted)
-    if wanted not in browse.RUN_ORDERS:
-        raise ApiError(f"Ordering with '{wanted}' is disallowed or the attribute does not "
-                         f"exist on the model; use one of {', '.join(browse.RUN_ORDERS)}")
-    return wanted
-
-
-@router.get("/dags/{dag_id}/dagRuns", response_model=v2.DagRunCollection, responses=NOT_FOUND)
-def get_dag_runs(
-    request: Request,
-    dag_id: str,
-    limit: PageLimit = 50,
-    offset: Offset = 0,
-    state: Annotated[list[str] | None, Query()] = None,
-    order_by: Annotated[list[str] | None, Query()] = None,
-) -> v2.DagRunCollection:
-    """The runs of a DAG (``order_by`` default ``id``)."""
-    page = v1_runs.list_runs(request, dag_id, limit=limit, offset=offset, state=state,
-                             order_by=_order(order_by))
-    name = display_name(request, dag_id)
-    return v2.DagRunCollection(dag_runs=[adapt.dag_run(r, name) for r in page.dag_runs],
-                               total_entries=page.total_entries)
 
 
 @router.get("/dags/{dag_id}/dagRuns/{dag_run_id}", response_model=v2.DagRunResponse,
@@ -139,3 +111,6 @@ def post_clear_task_instances(request: Request, dag_id: str, body: v2.ClearTaskI
     found = [t for t in instances(request, dag_id, body.dag_run_id)
              if (t.dag_run_id, t.task_id, t.map_index) in keys]
     return v2.TaskInstanceCollection(task_instances=found, total_entries=len(found))
+
+
+router.include_router(lists.runs_router)  # the run lists (of one DAG or all): lists.py

@@ -155,6 +155,8 @@ class DagRunResponse(BaseModel):
     dag_display_name: str
     partition_key: str | None = None
     partition_date: datetime | None = None
+    statewright_state: str | None = None
+    state_name: str | None = None
 
 
 class DagRunCollection(BaseModel):
@@ -163,6 +165,48 @@ class DagRunCollection(BaseModel):
     total_entries_limit: int | None = None
     next_cursor: str | None = None
     previous_cursor: str | None = None
+
+
+class _DateRanges(_Body):
+    logical_date_gte: datetime | None = None
+    logical_date_gt: datetime | None = None
+    logical_date_lte: datetime | None = None
+    logical_date_lt: datetime | None = None
+    run_after_gte: datetime | None = None
+    run_after_gt: datetime | None = None
+    run_after_lte: datetime | None = None
+    run_after_lt: datetime | None = None
+    start_date_gte: datetime | None = None
+    start_date_gt: datetime | None = None
+    start_date_lte: datetime | None = None
+    start_date_lt: datetime | None = None
+    end_date_gte: datetime | None = None
+    end_date_gt: datetime | None = None
+    end_date_lte: datetime | None = None
+    end_date_lt: datetime | None = None
+    duration_gte: float | None = None
+    duration_gt: float | None = None
+    duration_lte: float | None = None
+    duration_lt: float | None = None
+    order_by: str | None = None
+    page_offset: int = Field(default=0, ge=0)
+    page_limit: int = Field(default=100, ge=0, le=1000)
+
+
+class DagRunsBatchBody(_DateRanges):
+    dag_ids: list[str] | None = None
+    states: list[RunState | None] | None = None
+    conf_contains: str | None = None
+
+
+class TaskInstancesBatchBody(_DateRanges):
+    dag_ids: list[str] | None = None
+    dag_run_ids: list[str] | None = None
+    task_ids: list[str] | None = None
+    state: list[TiState | None] | None = None
+    pool: list[str] | None = None
+    queue: list[str] | None = None
+    executor: list[str] | None = None
 
 
 class TriggerDagRunBody(_Body):
@@ -217,6 +261,8 @@ class TaskInstanceResponse(BaseModel):
     trigger: dict[str, Any] | None = None
     triggerer_job: dict[str, Any] | None = None
     dag_version: DagVersion | None = None
+    statewright_state: str | None = None
+    state_name: str | None = None
 
 
 class PatchTaskInstanceBody(_Body):

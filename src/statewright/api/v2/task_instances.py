@@ -11,12 +11,12 @@ from fastapi import APIRouter, Path, Query, Request
 from statewright.api import reads
 from statewright.api import schemas as v1
 from statewright.api.controls import mark_task
-from statewright.api.deps import Offset, reading, settings_of
+from statewright.api.deps import reading, settings_of
 from statewright.api.errors import ApiError, NotFound
 from statewright.api.routers import task_instances as v1_tis
-from statewright.api.v2 import adapt
+from statewright.api.v2 import adapt, lists
 from statewright.api.v2 import schemas as v2
-from statewright.api.v2.common import NOT_FOUND, PageLimit, display_name
+from statewright.api.v2.common import NOT_FOUND, display_name
 from statewright.db.repositories import dags as dag_repo
 
 router = APIRouter(tags=["Task Instance"])
@@ -46,36 +46,6 @@ def instances(request: Request, dag_id: str, run_id: str) -> list[v2.TaskInstanc
     run, name = _run(request, dag_id, run_id), display_name(request, dag_id)
     ops = _operator_names(request, dag_id)
     return [adapt.task_instance(t, run, name, ops.get(t.task_id)) for t in rows]
-
-
-@router.get(_TI, response_model=v2.TaskInstanceCollection, responses=NOT_FOUND)
-def get_task_instances(
-    request: Request,
-    dag_id: str,
-    dag_run_id: str,
-    task_id: Annotated[str | None, Query()] = None,
-    state: Annotated[list[str] | None, Query()] = None,
-    map_index: Annotated[list[int] | None, Query()] = None,
-    pool: Annotated[list[str] | None, Query()] = None,
-    queue: Annotated[list[str] | None, Query()] = None,
-    operator: Annotated[list[str] | None, Query()] = None,
-    try_number: Annotated[list[int] | None, Query()] = None,
-    limit: PageLimit = 50,
-    offset: Offset = 0,
-) -> v2.TaskInstanceCollection:
-    """The task instances of a run in DAG order (mapped ones each with its map index)."""
-    found = instances(request, dag_id, dag_run_id)
-    if task_id is not None:
-        found = [t for t in found if t.task_id == task_id]
-    if state:
-        wanted = {None if s in ("none", "no_status") else s for s in state}
-        found = [t for t in found if t.state in wanted]
-    for field, values in (("map_index", map_index), ("pool", pool), ("queue", queue),
-                          ("operator", operator), ("try_number", try_number)):
-        if values:
-            found = [t for t in found if getattr(t, field) in values]
-    return v2.TaskInstanceCollection(task_instances=found[offset:offset + limit],
-                                     total_entries=len(found))
 
 
 def _one(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
@@ -149,23 +119,6 @@ def _entries(request: Request, dag_id: str, run_id: str, task_id: str, map_index
     return entries.xcom_entries, ti, run, name
 
 
-@xcom_router.get(_ONE + "/xcomEntries", response_model=v2.XComCollection, responses=NOT_FOUND)
-def get_xcom_entries(
-    request: Request, dag_id: str, dag_run_id: str, task_id: str,
-    xcom_key: Annotated[str | None, Query()] = None,
-    map_index: Annotated[int | None, Query(ge=-1)] = None,
-    limit: PageLimit = 50,
-    offset: Offset = 0,
-) -> v2.XComCollection:
-    """The XCom entries of a task instance (``map_index`` default -1)."""
-    entries, ti, run, name = _entries(request, dag_id, dag_run_id, task_id,
-                                      -1 if map_index is None else map_index)
-    if xcom_key is not None:
-        entries = [e for e in entries if e.key == xcom_key]
-    shown = [adapt.xcom(e, ti, run, name) for e in entries[offset:offset + limit]]
-    return v2.XComCollection(xcom_entries=shown, total_entries=len(entries))
-
-
 @xcom_router.get(_ONE + "/xcomEntries/{xcom_key}", response_model=v2.XComEntryNative,
                  responses=NOT_FOUND)
 def get_xcom_entry(
@@ -212,3 +165,8 @@ def get_log(
                              logs_folder=settings_of(request).logs_folder,
                              max_bytes=_LOG_BYTES, map_index=map_index)
     return v2.TaskLog(content=_messages(log.content), continuation_token=None)
+
+
+# the task instance and XCom lists (of one run or all): lists.py
+router.include_router(lists.tis_router)
+xcom_router.include_router(lists.xcom_router)
