@@ -42,6 +42,8 @@ def test_every_page_loads_without_an_error_or_a_csp_violation(
     page.click("#view-graph")
     page.locator("#graph g.graph-node").first.wait_for()
     page.click("#view-details")
+    page.click("#view-calendar")
+    page.locator("#calendar-chart .cal-day").first.wait_for()
     page.click("#view-grid")
     page.locator("table.grid button.cell[data-task-id='check']").last.click()
     page.locator("#panel-log").wait_for()

@@ -1,0 +1,231 @@
+/* statewright web UI: the DAG page's Calendar tab (address: #calendar), a year of the DAG's runs
+   as Airflow 3's calendar draws it: one square per day (UTC), a column per week, Monday on
+   top. A day's square is split top to bottom into its runs' states, each part as tall as its
+   share of the day's runs (failed first); days the schedule still plans are outlined. Hovering
+   a day tells its counts; clicking it lists its runs (from /api/v2's run list), each linking
+   to its run page. Read from GET /api/v1/dags/{dag_id}/calendar. An SVG drawn with attributes
+   and classes only: nothing here needs a style attribute, which the page's CSP refuses. */
+"use strict";
+
+window.statewrightCalendar = (() => {
+  const wrap = document.getElementById("calendar-wrap");
+  const button = document.getElementById("view-calendar");
+  const data = pageData();
+  if (!wrap || !button || !data || !data.dag) return null;
+  const dagId = data.dag.dag_id;
+  const SVG = "http://www.w3.org/2000/svg";
+  const CELL = 14;
+  const GAP = 3;
+  const LEFT = 34;
+  const TOP = 20;
+  const ORDER = ["failed", "running", "queued", "paused", "cancelled", "success", "planned"];
+  const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  const box = document.getElementById("calendar-chart");
+  const yearLabel = document.getElementById("calendar-year");
+  const summary = document.getElementById("calendar-summary");
+  const dayBox = document.getElementById("calendar-day");
+  const tip = el("div", { class: "cal-tip", role: "tooltip", hidden: true });
+  const views = [document.querySelector(".grid-layout"), document.getElementById("legend")];
+  const state = { year: new Date().getUTCFullYear(), days: new Map(), selected: null, loading: 0 };
+
+  const dayKey = (d) => `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+  const svg = (tag, attrs) => {
+    const node = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+    return node;
+  };
+  const total = (counts) => Object.values(counts).reduce((a, b) => a + b, 0);
+  const words = (counts) => ORDER.filter((s) => counts[s]).map((s) => `${counts[s]} ${s}`)
+    .join(", ");
+
+  /** Where a day sits: its week's column and its weekday's row (Monday 0). */
+  function place(date) {
+    const jan1 = Date.UTC(date.getUTCFullYear(), 0, 1);
+    const first = (new Date(jan1).getUTCDay() + 6) % 7;
+    const n = Math.round((date.getTime() - jan1) / 86400000);
+    return { col: Math.floor((n + first) / 7), row: (n + first) % 7 };
+  }
+
+  /** The parts of a day's square: [state, y offset, height], failed on top. */
+  function parts(counts) {
+    const n = total(counts);
+    const out = [];
+    let y = 0;
+    for (const s of ORDER) {
+      if (!counts[s]) continue;
+      const h = (CELL * counts[s]) / n;
+      out.push([s, y, h]);
+      y += h;
+    }
+    return out;
+  }
+
+  function dayCell(date) {
+    const key = dayKey(date);
+    const { col, row } = place(date);
+    const counts = state.days.get(key) || {};
+    const g = svg("g", { class: "cal-day", "data-date": key, tabindex: 0,
+      transform: `translate(${LEFT + col * (CELL + GAP)},${TOP + row * (CELL + GAP)})` });
+    g.append(svg("rect", { class: "cal-empty", width: CELL, height: CELL, rx: 2 }));
+    for (const [s, y, h] of parts(counts)) {
+      g.append(svg("rect", { class: `cal-part s-${s}`, "data-state": s, y, width: CELL, height: h }));
+    }
+    if (total(counts)) g.classList.add("cal-has-runs");
+    if (key === state.selected) g.classList.add("cal-selected");
+    return g;
+  }
+
+  function labels(root) {
+    for (let m = 0; m < 12; m += 1) {
+      const { col } = place(new Date(Date.UTC(state.year, m, 1)));
+      const t = svg("text", { class: "cal-label", x: LEFT + col * (CELL + GAP), y: TOP - 6 });
+      t.textContent = MONTHS[m];
+      root.append(t);
+    }
+    for (const [row, name] of [[0, "Mon"], [2, "Wed"], [4, "Fri"], [6, "Sun"]]) {
+      const t = svg("text", { class: "cal-label", x: 0, y: TOP + row * (CELL + GAP) + CELL - 3 });
+      t.textContent = name;
+      root.append(t);
+    }
+  }
+
+  function draw() {
+    const last = place(new Date(Date.UTC(state.year, 11, 31)));
+    const root = svg("svg", { class: "cal-year", role: "img",
+      width: LEFT + (last.col + 1) * (CELL + GAP), height: TOP + 7 * (CELL + GAP),
+      "aria-label": `Runs of ${dagId} in ${state.year}, one square a day` });
+    labels(root);
+    for (let d = new Date(Date.UTC(state.year, 0, 1)); d.getUTCFullYear() === state.year;
+      d = new Date(d.getTime() + 86400000)) {
+      root.append(dayCell(d));
+    }
+    box.replaceChildren(root, tip);
+    yearLabel.textContent = String(state.year);
+    const all = {};
+    for (const counts of state.days.values()) {
+      for (const [s, n] of Object.entries(counts)) all[s] = (all[s] || 0) + n;
+    }
+    const runs = total(all) - (all.planned || 0);
+    summary.textContent = `${runs} run${runs === 1 ? "" : "s"} in ${state.year}` +
+      (total(all) ? ` · ${words(all)}` : "") + " · days in UTC";
+  }
+
+  async function load() {
+    const ticket = ++state.loading;
+    const q = `logical_date_gte=${state.year}-01-01T00:00:00Z&logical_date_lt=${state.year + 1}-01-01T00:00:00Z`;
+    let body;
+    try {
+      body = await api(`/dags/${enc(dagId)}/calendar?${q}`);
+    } catch (e) {
+      toast(e.message, { error: true });
+      return;
+    }
+    if (ticket !== state.loading) return; // a newer year was asked for meanwhile
+    history.replaceState(null, "", `${location.pathname}${location.search}#calendar/${state.year}`);
+    state.days = new Map();
+    for (const e of body.dag_runs) {
+      const key = e.date.slice(0, 10);
+      const counts = state.days.get(key) || {};
+      counts[e.state] = (counts[e.state] || 0) + e.count;
+      state.days.set(key, counts);
+    }
+    draw();
+  }
+
+  function showTip(g) {
+    const key = g.dataset.date;
+    const counts = state.days.get(key) || {};
+    tip.textContent = `${key}: ${total(counts) ? words(counts) : "no runs"}`;
+    tip.hidden = false;
+    const at = g.getBoundingClientRect();
+    const base = box.getBoundingClientRect();
+    tip.style.setProperty("left", `${at.left - base.left + CELL + 6}px`);
+    tip.style.setProperty("top", `${at.top - base.top - 4}px`);
+  }
+
+  async function pick(key) {
+    state.selected = key;
+    for (const g of box.querySelectorAll(".cal-day")) {
+      g.classList.toggle("cal-selected", g.dataset.date === key);
+    }
+    const counts = state.days.get(key) || {};
+    const head = el("h3", { class: "cal-day-head", text: `${key} (UTC)` });
+    const done = total(counts) - (counts.planned || 0);
+    if (!done) {
+      dayBox.replaceChildren(head, el("p", { class: "muted",
+        text: counts.planned ? `${counts.planned} run${counts.planned === 1 ? "" : "s"} planned by the schedule.` : "No runs this day." }));
+      return;
+    }
+    dayBox.replaceChildren(head, el("p", { class: "muted", text: "Loading…" }));
+    const end = new Date(Date.parse(`${key}T00:00:00Z`) + 86400000).toISOString();
+    const q = `logical_date_gte=${enc(`${key}T00:00:00Z`)}&logical_date_lt=${enc(end)}` +
+      "&order_by=logical_date&limit=100";
+    try {
+      const res = await fetch(`/api/v2/dags/${enc(dagId)}/dagRuns?${q}`,
+        { headers: { Accept: "application/json" } });
+      const body = await res.json();
+      if (!res.ok) throw new Error(body.detail || `HTTP ${res.status}`);
+      if (state.selected !== key) return;
+      dayBox.replaceChildren(head, runList(body.dag_runs, counts));
+    } catch (e) {
+      dayBox.replaceChildren(head, el("p", { class: "muted", text: `${words(counts)} (${e.message})` }));
+    }
+  }
+
+  function runList(runs, counts) {
+    const rows = runs.map((r) => el("li", { class: "cal-run" },
+      badge(r.statewright_state || r.state, r.state_name, { showType: false }), " ",
+      el("a", { href: runUrl(dagId, r.dag_run_id), text: r.dag_run_id }), " ",
+      el("span", { class: "muted small", text: fmtTime(r.logical_date || r.run_after) })));
+    const list = el("ul", { class: "cal-runs" }, rows);
+    return counts.planned
+      ? el("div", {}, list, el("p", { class: "muted small", text: `and ${counts.planned} planned` }))
+      : list;
+  }
+
+  function show(on) {
+    wrap.hidden = !on;
+    button.classList.toggle("active", on);
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+    if (on) {
+      for (const v of views) if (v) v.hidden = true;
+      for (const id of ["details-wrap", "durations-wrap"]) {
+        const other = document.getElementById(id);
+        if (other) other.hidden = true;
+      }
+      for (const b of document.querySelectorAll(".view-tabs .btn")) {
+        if (b !== button) { b.classList.remove("active"); b.setAttribute("aria-pressed", "false"); }
+      }
+      const wanted = /^#calendar\/(\d{4})$/.exec(location.hash);
+      if (wanted) state.year = Number(wanted[1]);
+      load();
+    } else if (location.hash.startsWith("#calendar")) {
+      history.replaceState(null, "", location.pathname + location.search);
+    }
+  }
+
+  button.addEventListener("click", () => show(true));
+  for (const b of document.querySelectorAll(".view-tabs button")) {
+    if (b === button) continue;
+    b.addEventListener("click", () => {
+      if (wrap.hidden) return;
+      show(false);
+      if (b.id === "view-grid" || b.id === "view-graph") for (const v of views) if (v) v.hidden = false;
+    });
+  }
+  const dayOf = (event) => event.target.closest && event.target.closest(".cal-day");
+  box.addEventListener("mouseover", (event) => { const g = dayOf(event); if (g) showTip(g); });
+  box.addEventListener("mouseleave", () => { tip.hidden = true; });
+  box.addEventListener("click", (event) => { const g = dayOf(event); if (g) pick(g.dataset.date); });
+  box.addEventListener("keydown", (event) => {
+    const g = dayOf(event);
+    if (g && (event.key === "Enter" || event.key === " ")) { event.preventDefault(); pick(g.dataset.date); }
+  });
+  document.getElementById("calendar-prev").addEventListener("click", () => { state.year -= 1; load(); });
+  document.getElementById("calendar-next").addEventListener("click", () => { state.year += 1; load(); });
+  const asked = () => /^#calendar(\/\d{4})?$/.test(location.hash);
+  window.addEventListener("hashchange", () => { if (asked()) show(true); });
+  if (asked()) show(true);
+  return { days: () => state.days, year: () => state.year,
+           setYear: (y) => { state.year = y; return load(); } };
+})();

@@ -1,0 +1,27 @@
+"""A page watched for console errors and CSP violations: the browser tests of the calendar,
+browse lists and notes fail on either."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+WATCH_CSP = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation",
+  (e) => window.__csp.push(
+    `${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
+"""
+
+
+@contextmanager
+def watching(page: Any) -> Iterator[Any]:
+    """``page``, failing at the block's end on any console error or CSP violation seen."""
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" else None)
+    page.add_init_script(WATCH_CSP)
+    yield page
+    problems += [f"CSP: {v}" for v in page.evaluate("window.__csp || []")]
+    assert problems == []

@@ -1,0 +1,103 @@
+"""The DAG page's Calendar tab in Chromium: each day's square sits in its week's column and its
+weekday's row, is split by its runs' states in proportion (read from the drawn rectangles),
+tells its counts on hover and lists its runs on click; no console error or CSP violation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from page_watch import watching
+from playwright.sync_api import expect
+from ui_harness import UiServer
+
+from statewright.sdk import DAG, PythonOperator
+
+MONDAY = datetime(2025, 3, 3, tzinfo=UTC)  # a Monday
+WEDNESDAY = datetime(2025, 3, 5, tzinfo=UTC)
+PARTS_JS = """(date) => [...document.querySelectorAll(`.cal-day[data-date="${date}"] .cal-part`)]
+  .map((r) => { const b = r.getBoundingClientRect();
+                return { state: r.dataset.state, top: b.top, height: b.height }; })"""
+BOX_JS = """(date) => { const b = document.querySelector(
+  `.cal-day[data-date="${date}"] .cal-empty`).getBoundingClientRect();
+  return { left: b.left, top: b.top, width: b.width, height: b.height }; }"""
+
+
+def _check(params: dict[str, Any]) -> None:
+    if params["fail"]:
+        raise ValueError("the day's data is missing")
+
+
+@pytest.fixture(scope="module")
+def calendar_runs(ui_server: UiServer) -> None:
+    """``cal_ui``: on Monday 2025-03-03 one failed and three successful runs, on Wednesday one
+    successful run."""
+    with DAG("cal_ui", schedule=None, params={"fail": False}) as dag:
+        PythonOperator(task_id="check", python_callable=_check)
+    runs = [(MONDAY, True), (MONDAY, False), (MONDAY, False), (MONDAY, False),
+            (WEDNESDAY, False)]
+    for i, (day, fail) in enumerate(runs):
+        result = dag.test(engine=ui_server.engine, conf={"fail": fail}, run_id=f"cal_{i}",
+                          logical_date=day.replace(hour=i))
+        assert result.state.value == ("failed" if fail else "success")
+
+
+@pytest.fixture
+def watched(page: Any) -> Iterator[Any]:
+    with watching(page):
+        yield page
+
+
+def test_days_are_placed_by_week_and_split_by_state(watched: Any, ui_server: UiServer,
+                                                    calendar_runs: None) -> None:
+    page = watched
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{ui_server.url}/dags/cal_ui#calendar/2025")
+    page.locator('.cal-day[data-date="2025-03-03"] .cal-part').first.wait_for()
+    assert page.locator("#calendar-year").inner_text() == "2025"
+    assert page.locator("#grid-wrap").is_hidden()
+    assert page.locator(".cal-day").count() == 365
+    monday, wednesday = page.evaluate(BOX_JS, "2025-03-03"), page.evaluate(BOX_JS, "2025-03-05")
+    assert wednesday["left"] == pytest.approx(monday["left"], abs=0.5)  # the same week
+    step = wednesday["top"] - monday["top"]
+    assert step == pytest.approx(2 * (monday["height"] + 3), abs=1)  # two rows below
+    next_monday = page.evaluate(BOX_JS, "2025-03-10")
+    assert next_monday["top"] == pytest.approx(monday["top"], abs=0.5)
+    assert next_monday["left"] > monday["left"] + monday["width"]
+    parts = page.evaluate(PARTS_JS, "2025-03-03")
+    assert [p["state"] for p in parts] == ["failed", "success"]
+    failed, success = parts
+    assert success["height"] == pytest.approx(3 * failed["height"], rel=0.05)  # 3 runs to 1
+    assert failed["height"] + success["height"] == pytest.approx(monday["height"], abs=0.5)
+    assert success["top"] == pytest.approx(failed["top"] + failed["height"], abs=0.5)
+    only = page.evaluate(PARTS_JS, "2025-03-05")
+    assert [p["state"] for p in only] == ["success"]
+    assert only[0]["height"] == pytest.approx(wednesday["height"], abs=0.5)
+    assert page.evaluate(PARTS_JS, "2025-03-04") == []
+    assert "5 runs in 2025" in page.locator("#calendar-summary").inner_text()
+
+
+def test_hover_tells_the_counts_and_click_lists_the_runs(watched: Any, ui_server: UiServer,
+                                                         calendar_runs: None) -> None:
+    page = watched
+    page.goto(f"{ui_server.url}/dags/cal_ui#calendar/2025")
+    day = page.locator('.cal-day[data-date="2025-03-03"]')
+    day.locator(".cal-part").first.wait_for()
+    day.hover()
+    tip = page.locator(".cal-tip")
+    tip.wait_for()
+    assert tip.inner_text() == "2025-03-03: 1 failed, 3 success"
+    day.click()
+    links = page.locator("#calendar-day a")
+    links.nth(3).wait_for()
+    assert links.all_inner_texts() == ["cal_0", "cal_1", "cal_2", "cal_3"]
+    assert page.locator("#calendar-day .badge.s-failed").count() == 1
+    page.click("#calendar-prev")
+    expect(page.locator("#calendar-year")).to_have_text("2024")
+    assert page.evaluate("location.hash") == "#calendar/2024"
+    assert page.locator(".cal-day").count() == 366  # a leap year
+    assert page.locator(".cal-part").count() == 0
+    page.click("#view-grid")
+    assert page.locator("#grid-wrap").is_visible() and page.locator("#calendar-wrap").is_hidden()
