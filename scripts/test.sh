@@ -13,6 +13,12 @@ if [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nul
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null && apt-get install -y -qq openssh-server >/dev/null
 fi
+# The docker provider tests start Podman's Docker-API service (runc: crun refuses hybrid cgroups)
+# with an image made from Debian's static busybox.
+if [ ! -x /usr/bin/podman ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null && apt-get install -y -qq podman runc busybox-static >/dev/null
+fi
 .venv/bin/lint-imports
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy --strict src/statewright/core src/statewright/db

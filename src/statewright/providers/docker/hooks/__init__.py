@@ -1,0 +1,1 @@
+"""``DockerHook``: a ``docker.APIClient`` to a Docker-API engine."""

@@ -1,0 +1,1 @@
+"""``DockerOperator``: a command in a container."""
