@@ -390,6 +390,21 @@ def _log_name(path: str, logs_folder: Path | None) -> str:
 
 def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_number: int, *,
              logs_folder: Path | None, max_bytes: int, map_index: int = -1) -> s.TaskLog:
+    path = task_log_file(conn, dag_id, run_id, task_id, try_number, logs_folder=logs_folder,
+                         map_index=map_index)[0]
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        if size > max_bytes:
+            fh.seek(size - max_bytes)
+        data = fh.read(max_bytes)
+    return s.TaskLog(dag_id=dag_id, dag_run_id=run_id, task_id=task_id, try_number=try_number,
+                     path=_log_name(path, logs_folder), size=size, truncated=size > max_bytes,
+                     content=data.decode("utf-8", errors="replace"))
+
+
+def task_log_file(conn: Connection, dag_id: str, run_id: str, task_id: str, try_number: int, *,
+                  logs_folder: Path | None, map_index: int = -1) -> tuple[str, Any]:
+    """The log file of one try and the task instance's row, or NotFound saying why."""
     _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
     if try_number < 1 or try_number > row.try_number:
         have = (f"its tries are 1 to {row.try_number}" if row.try_number
@@ -406,14 +421,7 @@ def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_numbe
         raise NotFound(f"No log file for try {try_number} of task {task_id!r} in run "
                        f"{run_id!r}{where}. The try may have run on another machine, been "
                        "stopped before it began, or its log was removed.")
-    size = os.path.getsize(path)
-    with open(path, "rb") as fh:
-        if size > max_bytes:
-            fh.seek(size - max_bytes)
-        data = fh.read(max_bytes)
-    return s.TaskLog(dag_id=dag_id, dag_run_id=run_id, task_id=task_id, try_number=try_number,
-                     path=_log_name(path, logs_folder), size=size, truncated=size > max_bytes,
-                     content=data.decode("utf-8", errors="replace"))
+    return path, row
 
 
 # -- grid (api/grid_reads.py) ------------------------------------------------------------

@@ -349,6 +349,21 @@ class TaskLog(BaseModel):
     content: str
 
 
+class TaskLogChunk(BaseModel):
+    """A part of one try's log, from a byte offset, in whole lines."""
+
+    dag_id: str
+    dag_run_id: str
+    task_id: str
+    map_index: int
+    try_number: int
+    offset: int = Field(description="The byte this part starts at.")
+    next_offset: int = Field(description="Where to read on from: nothing is sent twice.")
+    size: int = Field(description="The log file's size now.")
+    writing: bool = Field(description="True while the try may still write to its log.")
+    content: str
+
+
 class RunLog(BaseModel):
     """What a flow run logged itself (its start, prints in its body, its final state); a DAG
     run's logs are its task instances' tries'."""

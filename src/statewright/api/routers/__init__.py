@@ -14,9 +14,11 @@ from statewright.api.routers import (
     favorites,
     hitl,
     monitor,
+    notes,
     pools,
     secrets,
     task_instances,
+    task_logs,
     task_state,
     templating,
     triggers,
@@ -24,8 +26,8 @@ from statewright.api.routers import (
 
 ROUTERS = (dags.router, dag_runs.router, task_instances.router, monitor.router,
            templating.router, secrets.router, assets.router, hitl.router, dag_versions.router,
-           deadlines.router, task_state.router,
+           deadlines.router, task_state.router, notes.router,
            events.router, backfills.router, pools.router, triggers.router, calendar.router,
-           favorites.router)
+           favorites.router, task_logs.router)
 
 __all__ = ["ROUTERS"]

@@ -1,0 +1,82 @@
+"""The log viewer's reads: a try's log read on from a byte offset in whole lines (nothing sent
+twice), downloaded whole as a file, and bad offsets, tries and task instances answered 4xx."""
+
+from __future__ import annotations
+
+from api_helpers import run_url
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, update
+
+from statewright.db.engine import transaction
+from statewright.db.tables import task_instance
+
+
+def _base(run: tuple[str, str], task: str = "extract") -> str:
+    return f"{run_url(*run)}/taskInstances/{task}/logs"
+
+
+def test_a_log_is_read_on_from_an_offset_without_repeats(
+        client: TestClient, failed_run: tuple[str, str]) -> None:
+    whole = client.get(f"{_base(failed_run)}/1").json()["content"]
+    first = client.get(f"{_base(failed_run)}/1/chunk", params={"max_bytes": 300}).json()
+    assert first["offset"] == 0 and 0 < first["next_offset"] <= 300 < first["size"]
+    assert first["content"].endswith("\n") and whole.startswith(first["content"])
+    assert first["writing"] is False and first["size"] == len(whole.encode())
+    parts, offset = [first["content"]], first["next_offset"]
+    while offset < first["size"]:
+        chunk = client.get(f"{_base(failed_run)}/1/chunk",
+                           params={"offset": offset, "max_bytes": 300}).json()
+        assert chunk["offset"] == offset and chunk["next_offset"] > offset
+        parts.append(chunk["content"])
+        offset = chunk["next_offset"]
+    assert "".join(parts) == whole  # every byte once, in order
+    end = client.get(f"{_base(failed_run)}/1/chunk", params={"offset": offset}).json()
+    assert end["content"] == "" and end["next_offset"] == offset
+
+
+def test_a_running_try_sends_only_whole_lines(client: TestClient, engine: Engine,
+                                              failed_run: tuple[str, str]) -> None:
+    log = client.get(f"{_base(failed_run)}/2").json()
+    with transaction(engine) as conn:
+        conn.execute(update(task_instance).where(task_instance.c.task_id == "extract")
+                     .values(state="running"))
+    logs_folder = client.app.state.settings.logs_folder  # type: ignore[attr-defined]
+    with open(logs_folder / log["path"], "ab") as fh:
+        fh.write(b"[t] INFO still writ")
+    chunk = client.get(f"{_base(failed_run)}/2/chunk").json()
+    assert chunk["writing"] is True and chunk["content"] == log["content"]
+    assert chunk["next_offset"] == log["size"] and chunk["size"] == log["size"] + 19
+    with open(logs_folder / log["path"], "ab") as fh:
+        fh.write(b"ing\n")
+    more = client.get(f"{_base(failed_run)}/2/chunk",
+                      params={"offset": chunk["next_offset"]}).json()
+    assert more["content"] == "[t] INFO still writing\n"
+    older = client.get(f"{_base(failed_run)}/1/chunk").json()
+    assert older["writing"] is False  # an earlier try writes no more
+
+
+def test_a_log_downloads_whole_as_a_file(client: TestClient,
+                                         failed_run: tuple[str, str]) -> None:
+    whole = client.get(f"{_base(failed_run)}/1").json()["content"]
+    answer = client.get(f"{_base(failed_run)}/1/download")
+    assert answer.status_code == 200 and answer.text == whole
+    disposition = answer.headers["content-disposition"]
+    assert disposition.startswith("attachment;") and "extract__try1.log" in disposition
+    assert answer.headers["content-type"].startswith("text/plain")
+
+
+def test_bad_log_reads_are_refused(client: TestClient, failed_run: tuple[str, str]) -> None:
+    size = client.get(f"{_base(failed_run)}/1").json()["size"]
+    past = client.get(f"{_base(failed_run)}/1/chunk", params={"offset": size + 1})
+    assert past.status_code == 422 and "past its end" in past.json()["detail"]
+    assert client.get(f"{_base(failed_run)}/1/chunk", params={"offset": -1}).status_code == 422
+    assert client.get(f"{_base(failed_run)}/1/chunk",
+                      params={"max_bytes": 0}).status_code == 422
+    assert client.get(f"{_base(failed_run)}/9/chunk").status_code == 404
+    assert client.get(f"{_base(failed_run)}/0/download").status_code == 422
+    assert client.get(f"{_base(failed_run)}/9/download").status_code == 404
+    assert client.get(f"{_base(failed_run, 'nope')}/1/download").status_code == 404
+    assert client.get(f"{_base(failed_run)}/1/chunk".replace("extract", "extract/3")
+                      ).status_code == 404
+    unknown = client.get(f"{_base(('etl', 'no_such_run'))}/1/chunk")
+    assert unknown.status_code == 404 and "no_such_run" in unknown.json()["detail"]
