@@ -14,7 +14,6 @@ from statewright.api.routers import (
     favorites,
     hitl,
     monitor,
-    notes,
     pools,
     secrets,
     task_instances,
@@ -26,7 +25,7 @@ from statewright.api.routers import (
 
 ROUTERS = (dags.router, dag_runs.router, task_instances.router, monitor.router,
            templating.router, secrets.router, assets.router, hitl.router, dag_versions.router,
-           deadlines.router, task_state.router, notes.router,
+           deadlines.router, task_state.router,
            events.router, backfills.router, pools.router, triggers.router, calendar.router,
            favorites.router, task_logs.router)
 
