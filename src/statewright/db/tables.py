@@ -391,6 +391,7 @@ from statewright.db import (  # noqa: E402, F401
     tables_favorites,
     tables_flows,
     tables_hitl,
+    tables_notes,
     tables_secrets,
     tables_task_state,
     tables_templating,

@@ -14,6 +14,7 @@ from statewright.api.routers import (
     favorites,
     hitl,
     monitor,
+    notes,
     pools,
     secrets,
     task_instances,
@@ -25,7 +26,7 @@ from statewright.api.routers import (
 
 ROUTERS = (dags.router, dag_runs.router, task_instances.router, monitor.router,
            templating.router, secrets.router, assets.router, hitl.router, dag_versions.router,
-           deadlines.router, task_state.router,
+           deadlines.router, task_state.router, notes.router,
            events.router, backfills.router, pools.router, triggers.router, calendar.router,
            favorites.router, task_logs.router)
 

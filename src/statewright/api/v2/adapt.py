@@ -55,7 +55,8 @@ def dag(d: v1.Dag, owners: list[str], has_import_errors: bool = False) -> v2.Dag
         bundle_name="dags-folder")
 
 
-def dag_run(r: v1.DagRun, display_name: str | None = None) -> v2.DagRunResponse:
+def dag_run(r: v1.DagRun, display_name: str | None = None, note: str | None = None
+            ) -> v2.DagRunResponse:
     by = cast(v2.TriggeredBy | None, r.triggered_by if r.triggered_by in _TRIGGERED_BY else None)
     kind = cast(v2.RunType, r.run_type if r.run_type in _RUN_TYPES else "manual")
     return v2.DagRunResponse(
@@ -67,7 +68,7 @@ def dag_run(r: v1.DagRun, display_name: str | None = None) -> v2.DagRunResponse:
         run_type=kind,
         state=run_state(r.state), triggered_by=by, conf=r.conf, dag_versions=[],
         dag_display_name=display_name or r.dag_id, partition_key=r.partition_key,
-        note=r.state_message, statewright_state=r.state, state_name=r.state_name)
+        note=note, statewright_state=r.state, state_name=r.state_name)
 
 
 def ti_uuid(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
@@ -77,7 +78,8 @@ def ti_uuid(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
 
 
 def task_instance(t: v1.TaskInstance, run: v1.DagRun, dag_display_name: str,
-                  operator_name: str | None = None) -> v2.TaskInstanceResponse:
+                  operator_name: str | None = None, note: str | None = None
+                  ) -> v2.TaskInstanceResponse:
     return v2.TaskInstanceResponse(
         id=ti_uuid(t.dag_id, t.dag_run_id, t.task_id, t.map_index), task_id=t.task_id,
         dag_id=t.dag_id, dag_run_id=t.dag_run_id, map_index=t.map_index,
@@ -89,7 +91,7 @@ def task_instance(t: v1.TaskInstance, run: v1.DagRun, dag_display_name: str,
         pool=t.pool, pool_slots=1, queue=t.queue, priority_weight=t.priority_weight,
         operator=t.operator, operator_name=operator_name or t.operator,
         queued_when=t.queued_at, scheduled_when=t.scheduled_at, pid=t.pid,
-        executor_config="{}", note=t.state_message, rendered_map_index=t.rendered_map_index,
+        executor_config="{}", note=note, rendered_map_index=t.rendered_map_index,
         statewright_state=t.state, state_name=t.state_name)
 
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel
 
-from statewright.api import reads
 from statewright.api import schemas as v1
 from statewright.api.controls import clear_run
-from statewright.api.deps import reading
 from statewright.api.errors import ApiError, BadRequest
 from statewright.api.routers import dag_runs as v1_runs
-from statewright.api.v2 import adapt, lists
+from statewright.api.v2 import lists
 from statewright.api.v2 import schemas as v2
-from statewright.api.v2.common import CONFLICT, NOT_FOUND, display_name
-from statewright.api.v2.task_instances import instances
+from statewright.api.v2.common import CONFLICT, NOT_FOUND
+from statewright.api.v2.notes import set_run_note
 
 router = APIRouter(tags=["DagRun"])
 ti_router = APIRouter(tags=["Task Instance"])
@@ -32,16 +31,26 @@ def trigger_dag_run(request: Request, dag_id: str, body: v2.TriggerDagRunBody
     run = v1_runs.trigger(request, dag_id, v1.TriggerDagRunBody(
         dag_run_id=body.dag_run_id, conf=body.conf, logical_date=body.logical_date,
         partition_key=body.partition_key))
-    return adapt.dag_run(run, display_name(request, dag_id))
+    if body.note:
+        set_run_note(request, dag_id, run.dag_run_id, body.note)
+    return lists.one_run(request, dag_id, run.dag_run_id)
 
 
 @router.get("/dags/{dag_id}/dagRuns/{dag_run_id}", response_model=v2.DagRunResponse,
             responses=NOT_FOUND)
 def get_dag_run(request: Request, dag_id: str, dag_run_id: str) -> v2.DagRunResponse:
     """One run."""
-    with reading(request) as conn:
-        run = reads.get_run(conn, dag_id, dag_run_id)
-    return adapt.dag_run(run, display_name(request, dag_id))
+    return lists.one_run(request, dag_id, dag_run_id)
+
+
+def fields_to_update(body: BaseModel, update_mask: list[str] | None, allowed: set[str]
+                     ) -> set[str]:
+    """The body fields a PATCH changes: those named by ``update_mask``, else those given."""
+    unknown = sorted(set(update_mask or []) - allowed)
+    if unknown:
+        raise ApiError(f"Invalid update_mask: {', '.join(unknown)}; it takes "
+                       f"{', '.join(sorted(allowed))}. Nothing was changed.")
+    return set(update_mask) if update_mask else body.model_fields_set & allowed
 
 
 @router.patch("/dags/{dag_id}/dagRuns/{dag_run_id}", response_model=v2.DagRunResponse,
@@ -50,14 +59,17 @@ def patch_dag_run(request: Request, dag_id: str, dag_run_id: str, body: v2.DagRu
                   update_mask: Annotated[list[str] | None, Query()] = None
                   ) -> v2.DagRunResponse:
     """Mark a run ``success`` or ``failed`` (the same control as /api/v1: its unfinished task
-    instances are marked too)."""
-    given = body.model_fields_set & set(update_mask or body.model_fields_set)
-    if "note" in given or body.state == "queued":
-        raise ApiError("Invalid request: notes and state 'queued' are not served yet (POST "
-                         ".../dagRuns/{dag_run_id}/clear in /api/v1 queues a run again). "
-                         "Nothing was changed.")
+    instances are marked too) and/or set its ``note`` (``update_mask=note``; an empty or null
+    note clears it)."""
+    given = fields_to_update(body, update_mask, {"state", "note"})
+    if "state" in given and body.state == "queued":
+        raise ApiError("Invalid request: state 'queued' is not served yet (POST "
+                       ".../dagRuns/{dag_run_id}/clear queues a run again). Nothing was "
+                       "changed.")
     if "state" in given and body.state is not None:
         v1_runs.patch_run(request, dag_id, dag_run_id, v1.DagRunPatch(state=body.state))
+    if "note" in given:
+        set_run_note(request, dag_id, dag_run_id, body.note)
     return get_dag_run(request, dag_id, dag_run_id)
 
 
@@ -69,15 +81,18 @@ def clear_dag_run(request: Request, dag_id: str, dag_run_id: str, body: v2.DagRu
     """Clear the run's task instances (``only_failed``: the failed ones) so they run again; a
     dry run (the default) answers the task instances that would be cleared, a real one the run,
     queued again."""
-    if body.only_new or body.run_on_latest_version or body.note is not None:
-        raise ApiError("Invalid request: only_new, run_on_latest_version and note are not "
-                         "served yet. Nothing was changed.")
+    if body.only_new or body.run_on_latest_version:
+        raise ApiError("Invalid request: only_new and run_on_latest_version are not "
+                       "served yet. Nothing was changed.")
     result = clear_run(request, dag_id, dag_run_id, v1.ClearBody(
         dry_run=body.dry_run, only_failed=body.only_failed))
     if not body.dry_run:
+        if body.note is not None:
+            set_run_note(request, dag_id, dag_run_id, body.note)
         return get_dag_run(request, dag_id, dag_run_id)
     keys = {(c.task_id, c.map_index) for c in result.changes}
-    found = [t for t in instances(request, dag_id, dag_run_id) if (t.task_id, t.map_index) in keys]
+    found = [t for t in lists.run_tis(request, dag_id, dag_run_id)
+             if (t.task_id, t.map_index) in keys]
     return v2.ClearTaskInstanceCollection(task_instances=found, total_entries=len(found))
 
 
@@ -108,7 +123,7 @@ def post_clear_task_instances(request: Request, dag_id: str, body: v2.ClearTaskI
         dry_run=body.dry_run, only_failed=body.only_failed, task_ids=task_ids or None,
         include_upstream=body.include_upstream, include_downstream=body.include_downstream))
     keys = {(c.dag_run_id or body.dag_run_id, c.task_id, c.map_index) for c in result.changes}
-    found = [t for t in instances(request, dag_id, body.dag_run_id)
+    found = [t for t in lists.run_tis(request, dag_id, body.dag_run_id)
              if (t.dag_run_id, t.task_id, t.map_index) in keys]
     return v2.TaskInstanceCollection(task_instances=found, total_entries=len(found))
 

@@ -23,6 +23,7 @@ from statewright.api.v2 import schemas as v2
 from statewright.api.v2.common import NOT_FOUND, PageLimit
 from statewright.db.repositories import browse_filtered as bf
 from statewright.db.repositories import dags as dag_repo
+from statewright.db.repositories import notes as note_repo
 
 runs_router = APIRouter(tags=["DagRun"])
 tis_router = APIRouter(tags=["Task Instance"])
@@ -82,9 +83,18 @@ def run_page(request: Request, f: bf.Filters, limit: int, offset: int) -> v2.Dag
     with reading(request) as conn:
         rows, total = bf.runs(conn, f, limit=limit, offset=offset)
         dags = _dags(conn, [r.dag_id for r in rows])
+        notes = note_repo.of_runs(conn, [r.id for r in rows])
     return v2.DagRunCollection(
-        dag_runs=[adapt.dag_run(reads.dag_run(r), dags[r.dag_id].name) for r in rows],
+        dag_runs=[adapt.dag_run(reads.dag_run(r), dags[r.dag_id].name, notes.get(r.id))
+                  for r in rows],
         total_entries=total)
+
+
+def one_run(request: Request, dag_id: str, run_id: str) -> v2.DagRunResponse:
+    """One run in Airflow's shape, with its note (404 naming what is missing)."""
+    _exists(request, dag_id, run_id)
+    return run_page(request, bf.Filters(values={"dag_id": [dag_id], "run_id": [run_id]}),
+                    1, 0).dag_runs[0]
 
 
 @runs_router.get("/dags/{dag_id}/dagRuns", response_model=v2.DagRunCollection,
@@ -140,13 +150,33 @@ def ti_page(request: Request, f: bf.Filters, limit: int | None, offset: int
     with reading(request) as conn:
         rows, total = bf.task_instances(conn, f, limit=limit, offset=offset)
         dags = _dags(conn, [r.dag_id for r in rows])
+        notes = note_repo.of_task_instances(conn, [r.dag_run_id for r in rows])
     shown = []
     for r in rows:
         dag = dags[r.dag_id]
         run = _RunDates(r.run_logical_date, r.run_after, r.run_queued_at)
-        shown.append(adapt.task_instance(v1.TaskInstance(**reads._ti(r)), run,  # type: ignore[arg-type]
-                                         dag.name, dag.operators.get(r.task_id)))
+        shown.append(adapt.task_instance(
+            v1.TaskInstance(**reads._ti(r)), run, dag.name,  # type: ignore[arg-type]
+            dag.operators.get(r.task_id), notes.get((r.dag_run_id, r.task_id, r.map_index))))
     return v2.TaskInstanceCollection(task_instances=shown, total_entries=total)
+
+
+def run_tis(request: Request, dag_id: str, run_id: str, task_id: str | None = None,
+            map_indexes: list[int] | None = None) -> list[v2.TaskInstanceResponse]:
+    """The task instances of a run (of one task, of some map indexes), by map index."""
+    f = bf.Filters(values=lf.values(dag_id=[dag_id], run_id=[run_id],
+                                    task_id=[task_id] if task_id else None,
+                                    map_index=map_indexes),
+                   order_by=["map_index"])
+    return ti_page(request, f, None, 0).task_instances
+
+
+def one_ti(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
+           ) -> v2.TaskInstanceResponse:
+    """One task instance in Airflow's shape, with its note (404 naming what is missing)."""
+    with reading(request) as conn:
+        reads.ti_row(conn, dag_id, run_id, task_id, map_index)
+    return run_tis(request, dag_id, run_id, task_id, [map_index])[0]
 
 
 @tis_router.get(_TI, response_model=v2.TaskInstanceCollection, responses=NOT_FOUND)

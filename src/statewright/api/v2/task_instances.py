@@ -17,42 +17,25 @@ from statewright.api.routers import task_instances as v1_tis
 from statewright.api.v2 import adapt, lists
 from statewright.api.v2 import schemas as v2
 from statewright.api.v2.common import NOT_FOUND, display_name
-from statewright.db.repositories import dags as dag_repo
+from statewright.api.v2.dag_runs import fields_to_update
+from statewright.api.v2.notes import set_task_note
 
 router = APIRouter(tags=["Task Instance"])
 xcom_router = APIRouter(tags=["XCom"])
 _TI = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances"
 _ONE = _TI + "/{task_id}"
 _MI = Annotated[int, Path(ge=-1)]
+_MIQ = Annotated[int | None, Query(ge=-1)]
+_Mask = Annotated[list[str] | None, Query()]
 _LOG_BYTES = 2_000_000
-
-
-def _operator_names(request: Request, dag_id: str) -> dict[str, str]:
-    with reading(request) as conn:
-        ser = dag_repo.get_serialized(conn, dag_id) or {}
-    return {t["task_id"]: t.get("operator_name") or t.get("operator") or ""
-            for t in ser.get("tasks", [])}
-
-
-def _run(request: Request, dag_id: str, run_id: str) -> v1.DagRun:
-    with reading(request) as conn:
-        return reads.get_run(conn, dag_id, run_id)
-
-
-def instances(request: Request, dag_id: str, run_id: str) -> list[v2.TaskInstanceResponse]:
-    """Every task instance of the run, in DAG order, in Airflow's shape."""
-    with reading(request) as conn:
-        rows = reads.list_task_instances(conn, dag_id, run_id).task_instances
-    run, name = _run(request, dag_id, run_id), display_name(request, dag_id)
-    ops = _operator_names(request, dag_id)
-    return [adapt.task_instance(t, run, name, ops.get(t.task_id)) for t in rows]
 
 
 def _one(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
          ) -> tuple[v1.TaskInstance, v1.DagRun, str]:
     with reading(request) as conn:
         ti = reads.get_task_instance(conn, dag_id, run_id, task_id, map_index)
-    return ti, _run(request, dag_id, run_id), display_name(request, dag_id)
+        run = reads.get_run(conn, dag_id, run_id)
+    return ti, run, display_name(request, dag_id)
 
 
 @router.get(_ONE, response_model=v2.TaskInstanceResponse, responses=NOT_FOUND)
@@ -67,49 +50,70 @@ def get_task_instance(request: Request, dag_id: str, dag_run_id: str, task_id: s
 def get_mapped_task_instance(request: Request, dag_id: str, dag_run_id: str, task_id: str,
                              map_index: int) -> v2.TaskInstanceResponse:
     """One instance of a mapped task."""
-    ti, run, name = _one(request, dag_id, dag_run_id, task_id, map_index)
-    return adapt.task_instance(ti, run, name, ti.operator_name
-                               if isinstance(ti, v1.TaskInstanceDetail) else None)
+    return lists.one_ti(request, dag_id, dag_run_id, task_id, map_index)
 
 
-def _mark(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int,
-          body: v2.PatchTaskInstanceBody, update_mask: list[str] | None
-          ) -> v2.TaskInstanceCollection:
-    given = body.model_fields_set & set(update_mask or body.model_fields_set)
-    if "note" in given or body.new_state not in ("success", "failed"):
-        raise ApiError("Invalid request: new_state 'success' or 'failed' is served; notes "
-                         "and other states are not yet. Nothing was changed.")
-    result = mark_task(request, dag_id, run_id, task_id, v1.TaskInstancePatch(
-        new_state=body.new_state, include_upstream=body.include_upstream,
-        include_downstream=body.include_downstream, include_past=body.include_past,
-        include_future=body.include_future), map_index)
-    keys = {(c.dag_run_id or run_id, c.task_id, c.map_index) for c in result.changes}
-    found = [t for r in sorted({k[0] for k in keys} | {run_id})
-             for t in instances(request, dag_id, r)
+def _patch(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int | None,
+           body: v2.PatchTaskInstanceBody, update_mask: list[str] | None, *,
+           dry_run: bool = False) -> v2.TaskInstanceCollection:
+    """Mark (``new_state``) and/or set the note of the task instance (``map_index`` None: each
+    instance of the task); answers the task instances changed, or that would be."""
+    given = fields_to_update(body, update_mask, {"new_state", "note"})
+    keys: set[tuple[str, str, int]] = set()
+    if "new_state" in given and body.new_state is not None:
+        if body.new_state not in ("success", "failed"):
+            raise ApiError(f"Invalid request: new_state {body.new_state!r} is not served; "
+                           "'success' and 'failed' are. Nothing was changed.")
+        result = mark_task(request, dag_id, run_id, task_id, v1.TaskInstancePatch(
+            new_state=body.new_state, include_upstream=body.include_upstream,
+            include_downstream=body.include_downstream, include_past=body.include_past,
+            include_future=body.include_future), -1 if map_index is None else map_index,
+            dry_run=dry_run)
+        keys |= {(c.dag_run_id or run_id, c.task_id, c.map_index) for c in result.changes}
+    if "note" in given:
+        written = set_task_note(request, dag_id, run_id, task_id, map_index, body.note,
+                                dry_run=dry_run)
+        keys |= {(run_id, task_id, i) for i in written}
+    found = [t for r in sorted({k[0] for k in keys}) for t in lists.run_tis(request, dag_id, r)
              if (t.dag_run_id, t.task_id, t.map_index) in keys]
     return v2.TaskInstanceCollection(task_instances=found, total_entries=len(found))
 
 
 @router.patch(_ONE, response_model=v2.TaskInstanceCollection, responses=NOT_FOUND)
 def patch_task_instance(request: Request, dag_id: str, dag_run_id: str, task_id: str,
-                        body: v2.PatchTaskInstanceBody,
-                        map_index: Annotated[int | None, Query()] = None,
-                        update_mask: Annotated[list[str] | None, Query()] = None
-                        ) -> v2.TaskInstanceCollection:
-    """Mark a task instance ``success`` or ``failed`` (a running try is killed; without
-    ``map_index`` every instance of a mapped task); answers the task instances marked."""
-    return _mark(request, dag_id, dag_run_id, task_id, -1 if map_index is None else map_index,
-                 body, update_mask)
+                        body: v2.PatchTaskInstanceBody, map_index: _MIQ = None,
+                        update_mask: _Mask = None) -> v2.TaskInstanceCollection:
+    """Mark a task instance ``success`` or ``failed`` (a running try is killed) and/or set its
+    note (without ``map_index``: every instance of a mapped task); answers those changed."""
+    return _patch(request, dag_id, dag_run_id, task_id, map_index, body, update_mask)
+
+
+@router.patch(_ONE + "/dry_run", response_model=v2.TaskInstanceCollection, responses=NOT_FOUND)
+def patch_task_instance_dry_run(request: Request, dag_id: str, dag_run_id: str, task_id: str,
+                                body: v2.PatchTaskInstanceBody, map_index: _MIQ = None,
+                                update_mask: _Mask = None) -> v2.TaskInstanceCollection:
+    """The task instances the same PATCH would change (the same plan); changes nothing."""
+    return _patch(request, dag_id, dag_run_id, task_id, map_index, body, update_mask,
+                  dry_run=True)
 
 
 @router.patch(_ONE + "/{map_index:int}", response_model=v2.TaskInstanceCollection,
               responses=NOT_FOUND)
 def patch_task_instance_by_map_index(
         request: Request, dag_id: str, dag_run_id: str, task_id: str, map_index: int,
-        body: v2.PatchTaskInstanceBody,
-        update_mask: Annotated[list[str] | None, Query()] = None) -> v2.TaskInstanceCollection:
-    """Mark one instance of a mapped task."""
-    return _mark(request, dag_id, dag_run_id, task_id, map_index, body, update_mask)
+        body: v2.PatchTaskInstanceBody, update_mask: _Mask = None) -> v2.TaskInstanceCollection:
+    """Mark and/or set the note of one instance of a mapped task."""
+    return _patch(request, dag_id, dag_run_id, task_id, map_index, body, update_mask)
+
+
+@router.patch(_ONE + "/{map_index:int}/dry_run", response_model=v2.TaskInstanceCollection,
+              responses=NOT_FOUND)
+def patch_task_instance_dry_run_by_map_index(
+        request: Request, dag_id: str, dag_run_id: str, task_id: str, map_index: int,
+        body: v2.PatchTaskInstanceBody, update_mask: _Mask = None) -> v2.TaskInstanceCollection:
+    """What the same PATCH of one instance of a mapped task would change; changes nothing."""
+    return _patch(request, dag_id, dag_run_id, task_id, map_index, body, update_mask,
+                  dry_run=True)
 
 
 def _entries(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
