@@ -189,31 +189,20 @@ class TaskPanel {
         ...fact("Error", t.error && t.error !== t.state_message ? t.error : null)));
     if (t.traceback) box.append(el("details", {}, el("summary", {}, "Traceback"),
       el("pre", { class: "trace" }, t.traceback)));
-    const logBox = el("div", { class: "log-box" }, el("h3", {}, `Log of try ${t.try_number}`));
-    const pre = el("pre", { class: "log", id: "panel-log" }, "Loading…");
-    logBox.append(pre);
+    // one viewer per try while the panel shows this task instance: kept across the panel's
+    // redraws, it follows a running try itself (remade while its log file was missing)
+    const { dagId, runId, taskId, mapIndex } = this.key;
+    let viewer = this.logCache.get(t.try_number);
+    if (!viewer || viewer.querySelector(".log.missing")) {
+      viewer = window.statewrightLogViewer.mount(tiPath(dagId, runId, taskId, mapIndex),
+        t.try_number);
+      this.logCache.set(t.try_number, viewer);
+    }
+    const logBox = el("div", { class: "log-box" }, el("h3", {}, `Log of try ${t.try_number}`),
+      viewer);
     box.append(window.statewrightTemplating
       ? window.statewrightTemplating.tryTabs(logBox, this.key, t.try_number) : logBox);
-    this.loadLog(t, pre);
     return box;
-  }
-
-  async loadLog(t, pre) {
-    const { dagId, runId, taskId, mapIndex } = this.key;
-    const cacheKey = t.try_number;
-    const cached = this.logCache.get(cacheKey);
-    if (cached && !t.current) { pre.textContent = cached; return; }
-    try {
-      const log = await api(`${tiPath(dagId, runId, taskId, mapIndex)}/logs/${t.try_number}`);
-      const text = (log.truncated ? `… (only the last part of ${log.size} bytes)\n` : "") +
-        (log.content || "(empty)");
-      this.logCache.set(cacheKey, text);
-      pre.textContent = text;
-      if (t.current) pre.scrollTop = pre.scrollHeight;
-    } catch (e) {
-      pre.textContent = e.message;
-      pre.className = "log missing";
-    }
   }
 
   act(what) {
