@@ -21,7 +21,9 @@ def watching(page: Any) -> Iterator[Any]:
     problems: list[str] = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
             if m.type == "error" else None)
+    page.on("response", lambda r: problems.append(f"{r.status} {r.url}")
+            if r.status >= 400 else None)
     page.add_init_script(WATCH_CSP)
     yield page
     problems += [f"CSP: {v}" for v in page.evaluate("window.__csp || []")]
-    assert problems == []
+    assert problems == [], "\n".join(problems)

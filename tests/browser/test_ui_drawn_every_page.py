@@ -17,7 +17,8 @@ document.addEventListener("securitypolicyviolation",
 # (the code page is left out: the test DAGs' files are outside the DAGs folder, so it is a 404)
 PAGES = ["/", "/dags/orders", "/import-errors", "/assets",
          "/required-actions", "/connections", "/variables", "/users", "/event-logs",
-         "/backfills", "/triggers", "/pools", "/api/docs", "/login"]
+         "/backfills", "/triggers", "/pools", "/api/docs", "/login",
+         "/dag-runs", "/task-instances", "/xcoms"]
 
 
 def test_every_page_loads_without_an_error_or_a_csp_violation(

@@ -58,6 +58,9 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
     from statewright.api.ui.views import router as ui_router
 
     app.include_router(ui_router)
+    from statewright.api.ui.browse_views import router as browse_router
+
+    app.include_router(browse_router)
     from statewright.api.docs import router as docs_router
 
     app.include_router(docs_router)
