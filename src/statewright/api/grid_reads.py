@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import to_json
 from sqlalchemy import Connection
 
 from statewright.api import schemas as s
@@ -100,9 +100,10 @@ def grid_json(grid_body: dict[str, Any]) -> bytes:
 
 
 def grid_jsonable(grid_body: dict[str, Any]) -> Any:
-    """The grid, compact (as the web UI reads it), with JSON's types (for a page that embeds
-    it): a default body is encoded here; a compact one is kept."""
-    return to_jsonable_python(compact_grid(grid_body))
+    """The grid, compact (as the web UI reads it), for a page that embeds it (the UI's pages
+    serialize it with pydantic's ``to_json``): a default body is encoded here; a compact one is
+    kept."""
+    return compact_grid(grid_body)
 
 
 def compact_grid(grid_body: dict[str, Any]) -> dict[str, Any]:

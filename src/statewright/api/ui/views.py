@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 from pydantic import BeforeValidator
+from pydantic_core import to_json
 
 from statewright.api import grid_reads, reads
 from statewright.api.dag_details import dag_details
@@ -23,6 +24,15 @@ from statewright.core.states import DagRunState, TaskInstanceState
 from statewright.services import task_state_view
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
+
+
+def _page_json(value: Any, **_: Any) -> str:
+    """JSON for ``| tojson`` (which then makes it safe in HTML): pydantic's serializer, a tenth
+    of the time of ``json.dumps`` on the DAG page's grid of 25,000 cells."""
+    return to_json(value, fallback=str).decode()
+
+
+TEMPLATES.env.policies["json.dumps_function"] = _page_json
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 50
 # A filter form sends an empty field for "any": read as no filter.

@@ -11,6 +11,44 @@ function cellTitle(row, run, c) {
   return t;
 }
 
+/* A big grid (more than LAZY.cells cells) draws the cells of its first LAZY.firstRows rows at
+   once and of every other row when it comes near the window (an IntersectionObserver): a row
+   waits as one empty cell of the row's height. Drawing and laying out 25,000 cells took
+   seconds; the rows in view take a few milliseconds. Rows, their order and their labels are
+   all there at once (task groups and mapped rows arrange them as before). */
+const LAZY = { cells: 5000, firstRows: 60, margin: "800px 0px", ...window.statewrightGridLazy };
+let lazyObserver = null;
+
+function lazyRows(grid) {
+  if (lazyObserver) lazyObserver.disconnect();
+  lazyObserver = null;
+  const span = grid.dag_runs.length;
+  if (grid.rows.length * span <= LAZY.cells) {
+    return { row: (index, tr, cells) => { tr.append(...cells()); return tr; } };
+  }
+  const pending = new Map(); // a row waiting → its cells
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      const cells = entry.isIntersecting && pending.get(entry.target);
+      if (!cells) continue;
+      pending.delete(entry.target);
+      observer.unobserve(entry.target);
+      entry.target.lastElementChild.replaceWith(...cells());
+    }
+  }, { rootMargin: LAZY.margin });
+  lazyObserver = observer;
+  return {
+    row: (index, tr, cells) => {
+      if (index < LAZY.firstRows) { tr.append(...cells()); return tr; }
+      tr.classList.add("lazy-row");
+      tr.append(el("td", { class: "lazy-cells", colspan: span }));
+      pending.set(tr, cells);
+      observer.observe(tr);
+      return tr;
+    },
+  };
+}
+
 function renderGrid(grid, dagId, selected, onSelect) {
   const runs = grid.dag_runs;
   const durations = runs.map(runDuration);
@@ -34,27 +72,29 @@ function renderGrid(grid, dagId, selected, onSelect) {
     }));
   }));
   const mapping = window.statewrightMapping;
-  const body = grid.rows.flatMap((row) => [el("tr", {},
+  const cellsOf = (row) => row.instances.map((c, i) => {
+    if (!c) return el("td", {}, el("span", { class: "cell empty" }));
+    const run = runs[i];
+    const isSel = selected && selected.run_id === run.dag_run_id && selected.task_id === row.task_id;
+    return el("td", {}, el("button", {
+      class: `cell s-${c.state} n-${c.state_name}` + (isSel ? " selected" : "") +
+        (c.map_count ? " mapped" : ""),
+      title: cellTitle(row, run, c),
+      dataset: { taskId: row.task_id, runId: run.dag_run_id, state: c.state, name: c.state_name },
+      onclick: () => (c.map_count && mapping ? mapping.expand(dagId, row, runs)
+        : onSelect(run.dag_run_id, row.task_id)),
+    }, c.map_count ? String(c.map_count) : c.try_number > 1 ? String(c.try_number) : ""));
+  });
+  const lazy = lazyRows(grid);
+  const body = grid.rows.flatMap((row, index) => [lazy.row(index, el("tr", {},
     el("th", { class: "task" + (row.in_dag ? "" : " gone"), title: row.in_dag
       ? `${row.task_id} (${row.operator_name || row.operator || "task"}${row.role ? `, ${row.role} task` : ""})`
       : `${row.task_id}: no longer in the DAG`, dataset: { taskId: row.task_id } },
     row.is_mapped && mapping ? mapping.toggle(dagId, row, runs) : null,
     row.task_id, row.role ? el("span", { class: `role role-${row.role}` }, row.role) : null,
     !row.in_dag && row.version_number ? el("span", { class: "gone-version",
-      title: `in the DAG up to version ${row.version_number}` }, `v${row.version_number}`) : null),
-    ...row.instances.map((c, i) => {
-      if (!c) return el("td", {}, el("span", { class: "cell empty" }));
-      const run = runs[i];
-      const isSel = selected && selected.run_id === run.dag_run_id && selected.task_id === row.task_id;
-      return el("td", {}, el("button", {
-        class: `cell s-${c.state} n-${c.state_name}` + (isSel ? " selected" : "") +
-          (c.map_count ? " mapped" : ""),
-        title: cellTitle(row, run, c),
-        dataset: { taskId: row.task_id, runId: run.dag_run_id, state: c.state, name: c.state_name },
-        onclick: () => (c.map_count && mapping ? mapping.expand(dagId, row, runs)
-          : onSelect(run.dag_run_id, row.task_id)),
-      }, c.map_count ? String(c.map_count) : c.try_number > 1 ? String(c.try_number) : ""));
-    })), ...(row.is_mapped && mapping ? mapping.subRows(dagId, row, runs, selected, onSelect) : [])]);
+      title: `in the DAG up to version ${row.version_number}` }, `v${row.version_number}`) : null)),
+  () => cellsOf(row)), ...(row.is_mapped && mapping ? mapping.subRows(dagId, row, runs, selected, onSelect) : [])]);
   const dates = el("tr", { class: "run-dates" }, el("th", { class: "task" }),
     ...runs.map((r) => el("th", {}, el("span", { class: "run-date",
       title: `${r.dag_run_id}\n${r.logical_date ? "logical date" : "run after"}: ` +
