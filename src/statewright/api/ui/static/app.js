@@ -219,6 +219,13 @@ function openTrigger(dagId, isPaused, onDone) {
     const body = {};
     const runId = $("#trigger-run-id").value.trim();
     if (runId) body.dag_run_id = runId;
+    const logical = logicalDate();
+    if (logical === undefined) {
+      err.textContent = "The logical date is not a valid date and time: pick one, or leave " +
+        "it empty for now.";
+      return;
+    }
+    if (logical) body.logical_date = logical;
     const params = window.statewrightTemplating;
     if (params && !params.checkTriggerForm()) {
       err.textContent = "Some params are not valid: see the messages above.";
@@ -253,9 +260,28 @@ function openTrigger(dagId, isPaused, onDone) {
     }
   };
   $("#trigger-cancel").onclick = () => dialog.close();
+  const now = new Date();
+  $("#trigger-logical-date").value = localInputValue(now);
+  const offset = -now.getTimezoneOffset();
+  $("#trigger-logical-zone").textContent = `(your time zone, UTC${offset < 0 ? "−" : "+"}` +
+    `${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)})`;
   dialog.showModal();
   $("#trigger-conf").focus();
   if (window.statewrightTemplating) window.statewrightTemplating.openTriggerForm(dagId);
+}
+
+/** A date as a datetime-local input's value (local time, to the second). */
+function localInputValue(d) {
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** The trigger form's logical date as UTC ISO text; null when empty, undefined when invalid. */
+function logicalDate() {
+  const input = $("#trigger-logical-date");
+  if (!input.value) return input.validity.badInput ? undefined : null;
+  const d = new Date(input.value);  // a datetime-local value is read as local time
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
 }
 
 async function setPaused(dagId, paused) {

@@ -1,7 +1,7 @@
 /* statewright web UI: the graph view of a DAG. Tasks are boxes laid out left to right by their
    dependencies (dagre, vendored in static/vendor/); a task group is a box around its tasks;
    edges carry their labels; tasks are coloured by their states in the run chosen
-   above the graph. Clicking a task opens its task instance, as a click in the grid does.
+   above the graph; a mapped task is one node with its count ([12]) and its instances' states. Clicking a task opens its task instance, as a click in the grid does.
    Drawn as SVG by this file; values from the DAG are set as text, never as HTML. */
 "use strict";
 
@@ -92,7 +92,30 @@
     return d;
   }
 
-  function draw(box, m, states, onPick) {
+  /* A mapped task's instances by state, most first: "2 success · 1 failed". */
+  function mapSummary(cell) {
+    const counts = Object.entries(cell.state_counts || {}).filter(([, n]) => n > 0);
+    counts.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    return counts.map(([state, n]) => `${n} ${state}`).join(" · ");
+  }
+
+  /* A thin bar along the node's foot: one segment per state, as wide as its share. */
+  function mapBar(b, cell) {
+    const counts = Object.entries(cell.state_counts || {}).filter(([, n]) => n > 0);
+    const total = counts.reduce((sum, [, n]) => sum + n, 0);
+    let x = b.x + 3;
+    const width = b.w - 6;
+    return counts.map(([state, n]) => {
+      const w = (width * n) / total;
+      const seg = svg("rect", { x, y: b.y + b.h - 5, width: w, height: 3,
+                                class: `graph-map-seg s-${state}`, "data-state": state,
+                                "data-count": n });
+      x += w;
+      return seg;
+    });
+  }
+
+  function draw(box, m, states, onPick, mapped = new Set()) {
     const laid = layout(m);
     const { tasks, groups } = laid;
     const root = svg("svg", { class: "graph", width: laid.w, height: laid.h, role: "img",
@@ -128,16 +151,32 @@
     for (const [id, b] of tasks) {
       const t = m.tasks.get(id);
       const st = states.get(id);
-      const gEl = svg("g", { class: `graph-node ${st ? "s-" + st.state : "no-state"}`,
+      const isMapped = mapped.has(id);
+      const gEl = svg("g", { class: `graph-node ${st ? "s-" + st.state : "no-state"}` +
+                               (isMapped ? " mapped" : ""),
                              "data-task-id": id, "data-state": st ? st.state : "",
                              tabindex: 0, role: "button" });
+      const counts = isMapped && st ? mapSummary(st) : null;
       gEl.append(svg("title", {}, `${id} (${t.operator})` +
-        (st ? `\n${st.state_name} (${st.state}) · try ${st.try_number}` : "")));
+        (st ? `\n${st.state_name} (${st.state}) · try ${st.try_number}` : "") +
+        (counts ? `\n${st.map_count} mapped: ${counts}` : "")));
+      // a mapped task: one node over a stack, with its count and its instances' states
+      if (isMapped) {
+        gEl.append(svg("rect", { x: b.x + 4, y: b.y - 4, width: b.w, height: b.h, rx: 6,
+                                 class: "graph-node-stack" }));
+      }
       gEl.append(svg("rect", { x: b.x, y: b.y, width: b.w, height: b.h, rx: 6 }));
+      const count = isMapped ? `[${st && st.map_count !== null && st.map_count !== undefined
+        ? st.map_count : " "}]` : "";
       gEl.append(svg("text", { x: b.x + 10, y: b.y + 15, class: "graph-node-label" },
-                     fit(taskLabel(m, t), b.w - 20)));
+                     fit(taskLabel(m, t), b.w - 20 - count.length * 7.2)));
+      if (isMapped) {
+        gEl.append(svg("text", { x: b.x + b.w - 8, y: b.y + 15, "text-anchor": "end",
+                                 class: "graph-node-count" }, count));
+      }
       gEl.append(svg("text", { x: b.x + 10, y: b.y + 28, class: "graph-node-sub" },
-                     fit(st ? st.state_name : t.operator, b.w - 20)));
+                     fit(counts || (st ? st.state_name : t.operator), b.w - 20)));
+      if (counts) gEl.append(...mapBar(b, st));
       gEl.addEventListener("click", () => onPick(id));
       gEl.addEventListener("keydown", (ev) => { if (ev.key === "Enter") onPick(id); });
       root.append(gEl);
@@ -193,7 +232,9 @@
       select.replaceChildren(...options);
       select.disabled = !runs.length;
     };
-    const redraw = () => { if (!wrap.hidden) draw(canvas, m, statesOf(), pick); };
+    const mappedTasks = () => new Set(grid ? grid.rows.filter((r) => r.is_mapped)
+      .map((r) => r.task_id) : []);
+    const redraw = () => { if (!wrap.hidden) draw(canvas, m, statesOf(), pick, mappedTasks()); };
     select.addEventListener("change", () => { runId = select.value; redraw(); });
     // versions.js sends the structure of the DAG version chosen above the graph.
     document.addEventListener("graph:structure", (event) => { m = model(event.detail.dag); redraw(); });
