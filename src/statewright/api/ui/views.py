@@ -130,7 +130,8 @@ def task_instance_page(request: Request, dag_id: str, run_id: str, task_id: str,
             shown = _task_display_name(reads.dag_row(conn, dag_id), task_id)
     except NotFound as exc:
         return _not_found(request, exc)
-    return _page(request, "task_instance.html", title=f"{task_id} · {run_id} · statewright",
+    label = task_id if map_index < 0 else f"{task_id} [{ti.rendered_map_index or map_index}]"
+    return _page(request, "task_instance.html", title=f"{label} · {run_id} · statewright",
                  page="task_instance", ti=ti, task_state=kept, as_json=_as_json,
                  task_display_name=shown,
                  data={"ti": ti.model_dump(mode="json"),

@@ -1,6 +1,7 @@
 // Mapped tasks in the grid: a mapped task is one row whose cells count its instances and show
 // the state they share; the row expands to one row per map index (read from each run's
-// .../taskInstances/{task_id}/listMapped), whose cells open the task instance panel.
+// .../taskInstances/{task_id}/listMapped), whose cells open the task instance panel. A map
+// index's row is labelled by the name its task's map_index_template gave it (the newest run's).
 // Loaded before app.js, which calls it from renderGrid. Values are set as text only.
 "use strict";
 
@@ -44,6 +45,16 @@ window.statewrightMapping = (() => {
     onclick: () => mod.expand(dagId, row, runs),
   }, expanded.has(row.task_id) ? "▾" : "▸");
 
+  /** The name map_index_template gave map index i (Airflow's rendered_map_index), in the newest
+      run that named it, or null. */
+  function renderedName(perRun, i) {
+    for (let r = perRun.length - 1; r >= 0; r--) {
+      const ti = perRun[r].find((t) => t.map_index === i);
+      if (ti && ti.rendered_map_index) return ti.rendered_map_index;
+    }
+    return null;
+  }
+
   mod.subRows = (dagId, row, runs, selected, onSelect) => {
     if (!expanded.has(row.task_id)) return [];
     // The grid redraws when a run changes: read the instances again, at most every 3 s.
@@ -52,9 +63,12 @@ window.statewrightMapping = (() => {
     const count = Math.max(0, ...perRun.map((tis) => tis.length));
     const rows = [];
     for (let i = 0; i < count; i++) {
+      const name = renderedName(perRun, i);
       rows.push(el("tr", { class: "mapped-index" },
-        el("th", { class: "task map-index", dataset: { taskId: row.task_id, mapIndex: i } },
-          `[${i}]`),
+        el("th", { class: "task map-index", dataset: { taskId: row.task_id, mapIndex: i },
+          title: `${row.task_id} [${i}]` + (name ? `\n${name}` : "") },
+        el("span", { class: "map-index-number" }, `[${i}]`),
+        name ? el("span", { class: "map-index-name" }, name) : null),
         ...runs.map((run, r) => {
           const ti = perRun[r].find((t) => t.map_index === i);
           if (!ti) return el("td", {}, el("span", { class: "cell empty" }));
