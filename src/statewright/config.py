@@ -64,6 +64,7 @@ def _positive(env: Mapping[str, str], key: str, read: Callable[..., N], default:
 
 
 EXECUTORS = ("local", "celery")
+EXPOSE_CONFIG = ("false", "true", "non-sensitive-only")
 
 
 def _choice(env: Mapping[str, str], key: str, choices: tuple[str, ...], default: str) -> str:
@@ -163,6 +164,9 @@ class Settings:
     test_connection: bool = False
     """``POST /connections/test`` answers (Airflow's ``[core] test_connection``, off by
     default: a test reaches out from the server to the host it is given)."""
+    expose_config: str = "false"
+    """``GET /api/v2/config`` answers (admins only; Airflow's ``[api] expose_config``):
+    ``false`` (default), ``true`` or ``non-sensitive-only``; secrets are always hidden."""
     extra: dict[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **kwargs: object) -> Settings:
@@ -219,6 +223,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         max_tis_per_run=max_tis_per_run(env),
         input_limits=input_limits(env),
         test_connection=_test_connection(env),
+        expose_config=_choice(env, "STATEWRIGHT_EXPOSE_CONFIG", EXPOSE_CONFIG, "false"),
         **_auth_settings(env),
     )
 

@@ -282,6 +282,11 @@ def listeners() -> list[Any]:
     return list(_listeners)
 
 
+def registered() -> list[type[StatewrightPlugin]]:
+    """The plugin classes registered, in the order they were."""
+    return list(_plugins)
+
+
 def plugin_errors() -> dict[str, str]:
     """Plugin file (or entry point) → the error that stopped it loading."""
     return dict(_errors)

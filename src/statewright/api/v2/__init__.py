@@ -7,7 +7,21 @@ from __future__ import annotations
 
 from fastapi import Depends
 
-from statewright.api.v2 import admin, bulk, dag_runs, dags, misc, monitor, task_instances, tries
+from statewright.api.v2 import (
+    admin,
+    asset_extras,
+    bulk,
+    dag_meta,
+    dag_runs,
+    dags,
+    hitl,
+    misc,
+    monitor,
+    system,
+    task_instances,
+    tries,
+    versions,
+)
 from statewright.api.v2.common import served_parameters_only
 
 PREFIX = "/api/v2"
@@ -16,6 +30,10 @@ DEPENDENCIES = [Depends(served_parameters_only)]
 ROUTERS = (monitor.version_router, monitor.router, dags.router, dags.errors_router,
            dag_runs.router, dag_runs.ti_router, task_instances.xcom_router,
            tries.router, task_instances.router, admin.connections, admin.variables, admin.pools,
-           misc.event_logs, misc.assets, misc.backfills, bulk.router)
+           misc.event_logs, misc.assets, misc.backfills, bulk.router,
+           # after misc.assets: /assets/{asset_id} must not take /assets/events
+           asset_extras.router, versions.router, versions.sources, hitl.router, system.config,
+           system.jobs, system.plugins, system.providers, dag_meta.stats, dag_meta.warnings,
+           dag_meta.tags, dag_meta.import_errors)
 
 __all__ = ["DEPENDENCIES", "PREFIX", "ROUTERS"]

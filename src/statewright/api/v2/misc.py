@@ -1,49 +1,30 @@
-"""``/api/v2`` event logs (statewright's audit log, admin only as in /api/v1), assets and their
-events, backfills."""
+"""``/api/v2`` assets and their events, backfills (and the event logs' router, from
+``event_logs``)."""
 
 from __future__ import annotations
 
-import json
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
-from statewright.api.auth import admin as v1_admin
-from statewright.api.auth.permissions import ADMIN
-from statewright.api.deps import Offset
+from statewright.api.deps import Offset, reading
 from statewright.api.errors import ApiError
 from statewright.api.routers import assets as v1_assets
 from statewright.api.routers import backfills as v1_backfills
-from statewright.api.v2 import schemas as v2
 from statewright.api.v2 import schemas_admin as v2a
 from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit, display_name
+from statewright.api.v2.event_logs import router as event_logs
+from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, listed, sort_spec
+from statewright.db.repositories import asset_events as event_repo
 
-event_logs = APIRouter(tags=["Event Log"])
+__all__ = ["asset_list", "assets", "backfills", "event_logs", "one_asset"]
+
 assets = APIRouter(tags=["Asset"])
 backfills = APIRouter(tags=["Backfill"])
 
 
-@event_logs.get("/eventLogs", response_model=v2.EventLogCollection, openapi_extra=ADMIN)
-def get_event_logs(
-    request: Request,
-    limit: PageLimit = 50,
-    offset: Offset = 0,
-    dag_id: Annotated[str | None, Query()] = None,
-    owner: Annotated[str | None, Query()] = None,
-    event: Annotated[str | None, Query()] = None,
-) -> v2.EventLogCollection:
-    """The audit log, newest first; ``extra`` holds the method, path, outcome and detail."""
-    page = v1_admin.event_logs(request, limit=limit, offset=offset, dag_id=dag_id,
-                               owner=owner, event=event, outcome=None)
-    return v2.EventLogCollection(total_entries=page.total_entries, event_logs=[v2.EventLog(
-        event_log_id=e.event_log_id, when=e.when, dag_id=e.dag_id, event=e.event,
-        owner=e.owner, extra=json.dumps({
-            "method": e.method, "path": e.path, "target": e.target, "outcome": e.outcome,
-            "status_code": e.status_code, "detail": e.detail}))
-        for e in page.event_logs])
-
-
-def _asset(a: dict[str, Any]) -> v2a.Asset:
+def one_asset(a: dict[str, Any]) -> v2a.Asset:
     made, changed = a["created_at"], a["updated_at"]
     return v2a.Asset(
         id=a["id"], name=a["name"], uri=a["uri"], group=a["group"] or "asset",
@@ -62,30 +43,41 @@ def _asset(a: dict[str, Any]) -> v2a.Asset:
         if a["last_event_at"] else None)
 
 
+def asset_list(request: Request) -> list[dict[str, Any]]:
+    """Every asset as ``/api/v1/assets`` answers it."""
+    return list(v1_assets.list_assets(request)["assets"])
+
+
+_ASSET_ORDER = {k: k for k in ("id", "name", "uri", "created_at", "updated_at")}
+
+
 @assets.get("/assets", response_model=v2a.AssetCollection)
 def get_assets(
     request: Request,
     limit: PageLimit = 50,
     offset: Offset = 0,
-    name_pattern: Annotated[str | None, Query()] = None,
-    uri_pattern: Annotated[str | None, Query()] = None,
+    name_pattern: Pattern = None,
+    name_prefix_pattern: Prefix = None,
+    uri_pattern: Pattern = None,
+    uri_prefix_pattern: Prefix = None,
     dag_ids: Annotated[list[str] | None, Query()] = None,
+    only_active: Annotated[bool, Query()] = True,
+    order_by: OrderBy = None,
 ) -> v2a.AssetCollection:
-    """Assets with the tasks that produce them and the DAGs scheduled on them."""
-    items = v1_assets.list_assets(request)["assets"]
-    if name_pattern:
-        items = [a for a in items if name_pattern.strip("%").lower() in a["name"].lower()]
-    if uri_pattern:
-        items = [a for a in items if uri_pattern.strip("%").lower() in a["uri"].lower()]
+    """Assets with the tasks that produce them and the DAGs scheduled on them (every asset a
+    DAG names is active)."""
+    items = listed(asset_list(request), lambda a: a["uri"], uri_pattern, uri_prefix_pattern,
+                   None, _ASSET_ORDER, 10**9, 0)[0]
     if dag_ids:
         items = [a for a in items if set(dag_ids) & (
             set(a["consuming_dags"]) | {p["dag_id"] for p in a["producing_tasks"]})]
-    return v2a.AssetCollection(assets=[_asset(a) for a in items[offset:offset + limit]],
-                               total_entries=len(items))
+    page, total = listed(items, lambda a: a["name"], name_pattern, name_prefix_pattern,
+                         order_by, _ASSET_ORDER, limit, offset)
+    return v2a.AssetCollection(assets=[one_asset(a) for a in page], total_entries=total)
 
 
 def _asset_ids(request: Request) -> dict[str, int]:
-    return {a["name"]: a["id"] for a in v1_assets.list_assets(request)["assets"]}
+    return {a["name"]: a["id"] for a in asset_list(request)}
 
 
 def _event(e: v1_assets.AssetEventOut, ids: dict[str, int]) -> v2a.AssetEvent:
@@ -98,24 +90,39 @@ def _event(e: v1_assets.AssetEventOut, ids: dict[str, int]) -> v2a.AssetEvent:
         partition_key=getattr(e, "partition_key", None))
 
 
+_EVENT_ORDER = {k: k for k in event_repo.EVENT_ORDER}
+_When = Annotated[datetime | None, Query()]
+
+
 @assets.get("/assets/events", response_model=v2a.AssetEventCollection)
 def get_asset_events(
-    request: Request,
-    limit: PageLimit = 50,
-    offset: Offset = 0,
+    request: Request, limit: PageLimit = 50, offset: Offset = 0, order_by: OrderBy = None,
     asset_id: Annotated[int | None, Query()] = None,
     source_dag_id: Annotated[str | None, Query()] = None,
+    source_task_id: Annotated[str | None, Query()] = None,
+    source_run_id: Annotated[str | None, Query()] = None,
+    source_map_index: Annotated[int | None, Query()] = None,
+    name_pattern: Pattern = None, name_prefix_pattern: Prefix = None,
+    timestamp_gte: _When = None, timestamp_gt: _When = None, timestamp_lte: _When = None,
+    timestamp_lt: _When = None,
 ) -> v2a.AssetEventCollection:
-    """Asset events, newest first."""
+    """Asset events, oldest first (``order_by=-timestamp``: newest first)."""
     ids = _asset_ids(request)
     name = next((n for n, i in ids.items() if i == asset_id), None)
     if asset_id is not None and name is None:
         return v2a.AssetEventCollection(asset_events=[], total_entries=0)
-    page = v1_assets.list_asset_events(request, limit=offset + limit, asset=name,
-                                       source_dag_id=source_dag_id)
+    f = event_repo.EventFilter(
+        asset_name=name, source_dag_id=source_dag_id, source_task_id=source_task_id,
+        source_run_id=source_run_id, source_map_index=source_map_index,
+        name_pattern=name_pattern, name_prefix=name_prefix_pattern,
+        timestamp=(timestamp_gte, timestamp_gt, timestamp_lte, timestamp_lt))
+    with reading(request) as conn:
+        rows, total = event_repo.page_events(
+            conn, f, order=sort_spec(order_by, _EVENT_ORDER, "timestamp"), limit=limit,
+            offset=offset)
     return v2a.AssetEventCollection(
-        asset_events=[_event(e, ids) for e in page.asset_events[offset:]],
-        total_entries=page.total_entries)
+        asset_events=[_event(v1_assets.AssetEventOut(**e), ids) for e in rows],
+        total_entries=total)
 
 
 @assets.post("/assets/events", response_model=v2a.AssetEvent, responses=NOT_FOUND)

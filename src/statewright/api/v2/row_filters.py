@@ -1,13 +1,14 @@
 """Airflow's list filters for ``/api/v2``, over the rows the ``/api/v1`` reads answer (lists an
 admin keeps small: connections, variables, pools, tags, jobs…): pattern searches
-(``*_pattern``: SQL ``LIKE`` anywhere in the value, case-insensitive, ``%`` and ``_`` as
-wildcards; ``*_prefix_pattern``: at its start) and ``order_by`` (names, ``-`` for descending;
-a name the route does not sort by is a 400 naming it, as in Airflow)."""
+(``*_pattern``: SQL ``ILIKE`` anywhere in the value, ``%`` and ``_`` as wildcards;
+``*_prefix_pattern``: ``LIKE`` at its start, case-sensitive as Airflow 3.3's) and
+``order_by`` (names, ``-`` for descending; a name the route does not sort by is a 400 naming
+it, as in Airflow)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
@@ -19,7 +20,8 @@ T = TypeVar("T")
 
 Pattern = Annotated[str | None, Query(description="SQL LIKE anywhere in the value, "
                                                   "case-insensitive (% and _ as wildcards).")]
-Prefix = Annotated[str | None, Query(description="SQL LIKE at the start of the value.")]
+Prefix = Annotated[str | None, Query(description="SQL LIKE at the start of the value "
+                                                 "(case-sensitive).")]
 OrderBy = Annotated[list[str] | None, Query(description="Field names; '-' before one for "
                                                         "descending.")]
 
@@ -27,7 +29,9 @@ OrderBy = Annotated[list[str] | None, Query(description="Field names; '-' before
 @lru_cache(maxsize=256)
 def _like(pattern: str, anywhere: bool) -> re.Pattern[str]:
     body = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
-    return re.compile(("(?s).*" if anywhere else "(?s)") + body + ".*", re.IGNORECASE)
+    if anywhere:
+        return re.compile("(?s).*" + body + ".*", re.IGNORECASE)
+    return re.compile("(?s)" + body + ".*")
 
 
 def matches(value: str | None, pattern: str | None, prefix: str | None = None) -> bool:
@@ -51,21 +55,29 @@ def _sort_key(value: Any) -> tuple[bool, Any]:
     return (value is None, "" if value is None else value)  # nulls last, as PostgreSQL's
 
 
-def order(rows: Iterable[T], order_by: Sequence[str] | None, allowed: dict[str, str],
-          default: str) -> list[T]:
-    """``rows`` sorted by ``order_by`` (each name mapped by ``allowed`` to the attribute or
-    key holding it); ``default`` when none is given."""
+def sort_spec(order_by: Sequence[str] | None, allowed: Mapping[str, str], default: str
+              ) -> list[tuple[str, bool]]:
+    """``(field, descending)`` pairs of ``order_by`` (``default`` when none is given), each
+    name mapped by ``allowed`` to the field holding it; an unknown name is a 400."""
     names = [n.strip() for spec in order_by or [default] for n in spec.split(",") if n.strip()]
-    out = list(rows)
-    for spec in reversed(names):
+    out = []
+    for spec in names:
         name = spec.lstrip("-")
         if name not in allowed:
             raise ApiError(f"Ordering with '{name}' is disallowed or the attribute does not "
                            f"exist on the model (this route sorts by: "
                            f"{', '.join(sorted(allowed))})")
-        field = allowed[name]
+        out.append((allowed[name], spec.startswith("-")))
+    return out
+
+
+def order(rows: Iterable[T], order_by: Sequence[str] | None, allowed: Mapping[str, str],
+          default: str) -> list[T]:
+    """``rows`` sorted by ``order_by`` (see ``sort_spec``)."""
+    out = list(rows)
+    for field, descending in reversed(sort_spec(order_by, allowed, default)):
         out.sort(key=lambda r, f=field: _sort_key(_get(r, f)),  # type: ignore[misc]
-                 reverse=spec.startswith("-"))
+                 reverse=descending)
     return out
 
 
@@ -85,7 +97,7 @@ def window(rows: Sequence[T], limit: int, offset: int) -> list[T]:
 
 
 def listed(rows: Iterable[T], key: Callable[[T], str | None], pattern: str | None,
-           prefix: str | None, order_by: Sequence[str] | None, allowed: dict[str, str],
+           prefix: str | None, order_by: Sequence[str] | None, allowed: Mapping[str, str],
            limit: int, offset: int, default: str = "id") -> tuple[list[T], int]:
     """One page of ``rows`` searched by ``key`` and ordered, and how many matched."""
     found = order(search(rows, key, pattern, prefix), order_by, allowed, default)

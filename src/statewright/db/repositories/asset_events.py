@@ -12,6 +12,7 @@ from sqlalchemy import Connection, and_, delete, func, insert, select, tuple_
 
 from statewright.db.bulk import chunks
 from statewright.db.repositories import assets as asset_repo
+from statewright.db.repositories import searching
 from statewright.db.tables import dag, dag_run
 from statewright.db.tables_assets import (
     asset,
@@ -146,6 +147,37 @@ def drop_queued(conn: Connection, dag_ids: Iterable[str]) -> int:
                for part in chunks(ids, 500))
 
 
+def _queue_where(dag_id: str | None, asset_id: int | None, before: datetime | None
+                 ) -> list[Any]:
+    where = []
+    if dag_id is not None:
+        where.append(q.target_dag_id == dag_id)
+    if asset_id is not None:
+        where.append(q.asset_id == asset_id)
+    if before is not None:
+        where.append(q.created_at < before)
+    return where
+
+
+def queued_pairs(conn: Connection, *, dag_id: str | None = None, asset_id: int | None = None,
+                 before: datetime | None = None) -> list[Any]:
+    """(target_dag_id, asset_id, created_at): each DAG and asset with queued events (the
+    oldest one's time), by DAG and asset."""
+    return list(conn.execute(
+        select(q.target_dag_id, q.asset_id, func.min(q.created_at).label("created_at"))
+        .where(*_queue_where(dag_id, asset_id, before))
+        .group_by(q.target_dag_id, q.asset_id).order_by(q.target_dag_id, q.asset_id)).all())
+
+
+def delete_queued(conn: Connection, *, dag_id: str | None = None, asset_id: int | None = None,
+                  before: datetime | None = None) -> int:
+    """Forget queued events (of a DAG, an asset, before a time): no run is triggered by them."""
+    if dag_id is None and asset_id is None:
+        raise ValueError("delete_queued needs a DAG or an asset")
+    return int(conn.execute(delete(asset_event_queue).where(
+        *_queue_where(dag_id, asset_id, before))).rowcount)
+
+
 # -- reads ------------------------------------------------------------------------------------
 
 
@@ -168,6 +200,46 @@ def event_data(row: Any) -> dict[str, Any]:
         "source_aliases": [row.source_alias] if row.source_alias else [],
         "source": row.source, "partition_key": row.partition_key,
     }
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """What ``page_events`` keeps: equalities, asset name searches and a time range."""
+
+    asset_name: str | None = None
+    source_dag_id: str | None = None
+    source_task_id: str | None = None
+    source_run_id: str | None = None
+    source_map_index: int | None = None
+    name_pattern: str | None = None
+    name_prefix: str | None = None
+    timestamp: searching.Bounds = (None, None, None, None)
+
+
+_EVENT_ORDER = {"id": ev.id, "timestamp": ev.timestamp, "source_dag_id": ev.source_dag_id,
+                "source_task_id": ev.source_task_id, "source_run_id": ev.source_run_id,
+                "source_map_index": ev.source_map_index}
+
+
+def page_events(conn: Connection, f: EventFilter, *, order: list[tuple[str, bool]],
+                limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """A page of events kept by ``f``, sorted by ``order`` ((name, descending) pairs of
+    ``EVENT_ORDER``; then by id), and how many were kept."""
+    equal = ((asset.c.name, f.asset_name), (ev.source_dag_id, f.source_dag_id),
+             (ev.source_task_id, f.source_task_id), (ev.source_run_id, f.source_run_id),
+             (ev.source_map_index, f.source_map_index))
+    where = [col == value for col, value in equal if value is not None]
+    where += searching.searched(asset.c.name, f.name_pattern, f.name_prefix)
+    where += searching.within(ev.timestamp, f.timestamp)
+    rows = conn.execute(_event_select().where(*where)
+                        .order_by(*searching.ordered(_EVENT_ORDER, order), ev.id)
+                        .limit(limit).offset(offset)).all()
+    total = conn.execute(select(func.count()).select_from(asset_event)
+                         .join(asset, asset.c.id == ev.asset_id).where(*where)).scalar_one()
+    return [event_data(r) for r in rows], int(total)
+
+
+EVENT_ORDER = frozenset(_EVENT_ORDER)
 
 
 def list_events(conn: Connection, *, asset_name: str | None = None,

@@ -178,3 +178,8 @@ def references(conn: Connection, *, dag_id: str | None = None) -> list[Any]:
 def aliases_with_assets(conn: Connection) -> dict[str, list[str]]:
     names = conn.execute(select(asset_alias.c.name)).scalars().all()
     return {k: sorted(v) for k, v in alias_resolutions(conn, names).items()}
+
+
+def list_aliases(conn: Connection) -> list[Any]:
+    """Every asset alias (id, name, group), by name."""
+    return list(conn.execute(select(asset_alias).order_by(asset_alias.c.name)).all())

@@ -3,11 +3,13 @@ client address). Rows are only ever inserted and read."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, func, insert, or_, select
 
+from statewright.db.repositories import searching
 from statewright.db.tables_auth import audit_log
 
 a = audit_log.c
@@ -41,6 +43,49 @@ def page(conn: Connection, *, limit: int, offset: int, dag_id: str | None = None
                         .limit(limit).offset(offset)).all()
     total = conn.execute(select(func.count()).select_from(audit_log).where(*where)).scalar_one()
     return list(rows), int(total)
+
+
+@dataclass(frozen=True)
+class AuditFilter:
+    """What ``page_filtered`` keeps (Airflow's event log filters over the audit log)."""
+
+    dag_id: str | None = None
+    username: str | None = None
+    action: str | None = None
+    included: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+    patterns: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    """``dag_id``, ``username``, ``action`` → (pattern, prefix)."""
+    at: searching.Bounds = (None, None, None, None)
+
+
+ORDER = {"id": a.id, "at": a.at, "dag_id": a.dag_id, "username": a.username,
+         "action": a.action}
+
+
+def page_filtered(conn: Connection, f: AuditFilter, *, order: list[tuple[str, bool]],
+                  limit: int, offset: int) -> tuple[list[Any], int]:
+    """A page of the rows ``f`` keeps, sorted by ``order`` ((name, descending) pairs of
+    ``ORDER``; then newest first), and how many were kept."""
+    equal = ((a.dag_id, f.dag_id), (a.username, f.username), (a.action, f.action))
+    where: list[Any] = [col == value for col, value in equal if value]
+    if f.included:
+        where.append(a.action.in_(f.included))
+    if f.excluded:
+        where.append(a.action.not_in(f.excluded))
+    for name, (pattern, prefix) in f.patterns.items():
+        where += searching.searched(ORDER[name], pattern, prefix)
+    where += searching.within(a.at, f.at)
+    rows = conn.execute(select(audit_log).where(*where)
+                        .order_by(*searching.ordered(ORDER, order), a.id.desc())
+                        .limit(limit).offset(offset)).all()
+    total = conn.execute(select(func.count()).select_from(audit_log).where(*where)).scalar_one()
+    return list(rows), int(total)
+
+
+def one(conn: Connection, event_id: int) -> Any:
+    """One row of the audit log by its id (None when there is none)."""
+    return conn.execute(select(audit_log).where(a.id == event_id)).first()
 
 
 def failed_logins(conn: Connection, *, username: str, address: str | None, since: datetime

@@ -73,6 +73,20 @@ def count_running_by_dag(conn: Connection, dag_ids: Iterable[str]) -> dict[str, 
     return {r[0]: int(r[1]) for r in rows}
 
 
+def count_by_dag_and_state(conn: Connection, dag_ids: Iterable[str] | None = None
+                           ) -> dict[str, dict[str, int]]:
+    """How many runs each DAG has in each state (every DAG with runs when ``dag_ids`` is
+    None)."""
+    stmt = select(dag_run.c.dag_id, dag_run.c.state, func.count()).group_by(
+        dag_run.c.dag_id, dag_run.c.state)
+    if dag_ids is not None:
+        stmt = stmt.where(dag_run.c.dag_id.in_(list(set(dag_ids))))
+    out: dict[str, dict[str, int]] = {}
+    for dag_id, state, n in conn.execute(stmt).all():
+        out.setdefault(dag_id, {})[state] = int(n)
+    return out
+
+
 def running_runs(conn: Connection) -> list[Any]:
     return list(conn.execute(_RUNNING_RUNS).all())
 
