@@ -97,13 +97,11 @@ def test_airflow_1_10_spellings_found_in_airflow2_folders(layer: None) -> None:
         importlib.import_module("airflow.contrib.operators.spark_submit_operator")
 
 
-def test_docker_operator_names_the_provider_it_needs(layer: None) -> None:
-    with pytest.raises(AirflowModuleMissing) as caught:
-        importlib.import_module("airflow.operators.docker_operator")
-    message = str(caught.value)
-    assert "apache-airflow-providers-docker" in message
-    assert "airflow.providers.docker.operators.docker" in message
-    assert "airflow.operators.docker_operator" in message
+def test_docker_operator_is_the_docker_providers(layer: None) -> None:
+    from statewright.providers.docker.operators.docker import DockerOperator
+
+    assert name("airflow.operators.docker_operator", "DockerOperator") is DockerOperator
+    assert name("airflow.providers.docker.operators.docker", "DockerOperator") is DockerOperator
 
 
 def test_email_operator_is_the_smtp_providers_once_it_exists(layer: None) -> None:

@@ -70,7 +70,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "airflow.sdk.definitions.retry_policy": ("statewright.sdk.retry_policy",),
     "airflow.sdk.definitions.callback": ("statewright.sdk.deadline",),
     "airflow.decorators": ("statewright.sdk", f"{_LEGACY}.decorators"),
-    "airflow.models": (*_AUTHORING, f"{_LEGACY}.models"),
+    "airflow.models": (*_AUTHORING, f"{_LEGACY}.models", f"{_LEGACY}.orm"),  # Pool: orm
     "airflow.models.dag": _AUTHORING,
     "airflow.models.baseoperator": _AUTHORING,
     "airflow.models.param": ("statewright.sdk",),
@@ -110,7 +110,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     EXAMPLE_PLUGINS: ("statewright.sdk.plugins",),  # its modules: files of the plugins folder
     "airflow.utils.dates": (f"{_LEGACY}.dates", "statewright.sdk"),
     "airflow.utils.decorators": (f"{_LEGACY}.dates",),  # apply_defaults
-    "airflow.settings": (f"{_LEGACY}.settings",),
+    "airflow.settings": (f"{_LEGACY}.settings", f"{_LEGACY}.orm"),  # Session: orm
     "airflow.configuration": (f"{_LEGACY}.settings",),
     "airflow.operators.subdag": (f"{_LEGACY}.subdag",),
     "airflow.macros": ("statewright.sdk.macros",),
@@ -145,6 +145,8 @@ RENAMES: dict[str, str] = {
     "airflow.sdk.BaseXCom": "statewright.sdk.xcom_backend:BaseXCom",
     "airflow.sdk.exceptions.AirflowException": "statewright.core.errors:StatewrightError",
     "airflow.exceptions.AirflowSensorTimeout": "statewright.sdk.exceptions:SensorTimeout",
+    # Airflow 2's Connection made empty, then set_password: to add through settings.Session.
+    "airflow.models.Connection": f"{_LEGACY}.orm:Connection",
     "airflow.operators.dummy.DummyOperator": "statewright.sdk.operators:EmptyOperator",
     "airflow.operators.dummy_operator.DummyOperator": "statewright.sdk.operators:EmptyOperator",
     "airflow.utils.helpers.chain": "statewright.sdk:chain",
