@@ -35,6 +35,7 @@ def plan_dependencies(
     blocked: frozenset[str] = frozenset(),
     setups: Collection[str] = frozenset(),
     indirect_setups: Mapping[str, Collection[str]] | None = None,
+    empty: Collection[str] = frozenset(),
 ) -> dict[str, TaskInstanceState]:
     """Return ``task_id → new state`` for task instances now in ``none``.
 
@@ -48,10 +49,14 @@ def plan_dependencies(
     ones); ``indirect_setups`` maps a task to the setups it waits for although they are not its
     direct upstreams (Airflow's setup constraint; see
     :meth:`statewright.core.setup_teardown.SetupTeardownGraph.indirect_setups`).
+
+    ``empty`` names the task instances that run nothing (``statewright.core.empty_tasks``):
+    when they would be scheduled they go to ``success`` instead, and the tasks below them are
+    decided from that in the same pass.
     """
     current = dict(states)
     decide = _Decider(upstream, rules, current, {}, blocked, frozenset(setups),
-                      indirect_setups or {})
+                      indirect_setups or {}, empty)
     planned: dict[str, TaskInstanceState] = {}
     for task_id in order:
         if current.get(task_id) is not TI.NONE:
@@ -74,6 +79,7 @@ def plan_changed(
     blocked: frozenset[str] = frozenset(),
     setups: Collection[str] = frozenset(),
     indirect_setups: Mapping[str, Collection[str]] | None = None,
+    empty: Collection[str] = frozenset(),
 ) -> dict[str, TaskInstanceState]:
     """``plan_dependencies`` for the task instances whose dependencies may have changed.
 
@@ -94,7 +100,7 @@ def plan_changed(
         for layer in reversed(layers):
             changes.update(layer)
     decide = _Decider(upstream, rules, base, changes, blocked, frozenset(setups),
-                      indirect_setups or {})
+                      indirect_setups or {}, empty)
     decided: dict[str, TaskInstanceState] = {}
     queued = {n for n in candidates if n in position}
     heap = [(position[n], n) for n in queued]
@@ -121,9 +127,11 @@ class _Decider:
     def __init__(self, upstream: Mapping[str, Sequence[str]], rules: Mapping[str, TriggerRule],
                  base: Mapping[str, TaskInstanceState], changes: dict[str, TaskInstanceState],
                  blocked: frozenset[str], setups: frozenset[str],
-                 indirect: Mapping[str, Collection[str]]) -> None:
+                 indirect: Mapping[str, Collection[str]],
+                 empty: Collection[str] = frozenset()) -> None:
         self.upstream, self.rules, self.base, self.changes = upstream, rules, base, changes
         self.blocked, self.setups, self.indirect = blocked, setups, indirect
+        self.empty = empty
 
     def state(self, label: str) -> TaskInstanceState | None:
         changes = self.changes
@@ -148,4 +156,6 @@ class _Decider:
         if decision is DepDecision.WAIT or (decision is DepDecision.RUN
                                            and task_id in self.blocked):
             return None
+        if decision is DepDecision.RUN and task_id in self.empty:
+            return TI.SUCCESS  # nothing to run: no executor (Airflow's EmptyOperator)
         return _DECISION_TO_STATE[decision]

@@ -133,6 +133,8 @@ _EXTRA_TI: list[Edge[TaskInstanceState]] = [
     _ti(_T.REMOVED, _T.NONE, "the task is back in the DAG"),
     _ti(_T.DEFERRED, _T.SUCCESS, "the trigger ended the task itself (end_from_trigger)",
         frozenset({Actor.TRIGGERER})),
+    _ti(_T.NONE, _T.SUCCESS, "an empty task (EmptyOperator) has nothing to run: the "
+        "scheduler sets it to success (or a user marked it success)", frozenset({Actor.SCHEDULER})),
     # Clearing unfinished task instances puts them back to none (Airflow's clear).
     *[
         _ti(s, _T.NONE, "cleared by a user", PEOPLE)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from statewright.core import empty_tasks
 from statewright.core.timetables import Timetable, serialize_timetable
 from statewright.sdk._task_dates import serialize_task_dates
 from statewright.sdk._validation import seconds_or_none
@@ -131,6 +132,8 @@ def serialize_task(task: BaseOperator) -> dict[str, Any]:
            if task.task_display_name != task.task_id else {}),
         **({"doc_md": task.doc_md} if getattr(task, "doc_md", None) else {}),
         **_mapping(task),
+        **({empty_tasks.FLAG: True}
+           if not task.is_mapped and empty_tasks.declares_empty(type(task)) else {}),
         "upstream": sorted(task.upstream_task_ids),
         "downstream": sorted(task.downstream_task_ids),
         "trigger_rule": str(task.trigger_rule),

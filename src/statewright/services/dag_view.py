@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from statewright.core.empty_tasks import runs_nothing
 from statewright.core.setup_teardown import SetupTeardownGraph
 from statewright.core.task_dates import rows_in_run
 from statewright.core.trigger_rules import TriggerRule, parse_trigger_rule
@@ -125,6 +126,9 @@ class DagView:
                     self.indirect_setups[tid] = indirect
         self._weights: dict[str, int] | None = None
         self.mapped: frozenset[str] = frozenset(t for t, v in self.tasks.items() if v.is_mapped)
+        self.empty: frozenset[str] = frozenset(
+            t for t, v in self.tasks.items() if runs_nothing(v.raw))
+        """Tasks whose instances the scheduler sets to success itself (EmptyOperator)."""
 
     def effective_priority(self, task_id: str) -> int:
         """Airflow's weight rules: downstream (default), upstream, absolute."""

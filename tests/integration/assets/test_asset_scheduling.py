@@ -6,17 +6,17 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Engine, func, select
+from tests.noop import NoopOperator
 
 from statewright.db.tables_assets import asset_event_queue, dag_run_asset_event
 from statewright.sdk import DAG, Asset, AssetAlias, task
-from statewright.sdk.operators import EmptyOperator
 
 A, B, C = Asset("s3://b/a"), Asset("s3://b/b"), Asset(name="c", uri="file:///data/c")
 
 
 def producer(dag_id: str, asset: Any, **task_kwargs: Any) -> DAG:
     with DAG(dag_id, schedule=None) as dag:
-        EmptyOperator(task_id="write", outlets=[asset], **task_kwargs)
+        NoopOperator(task_id="write", outlets=[asset], **task_kwargs)
     return dag
 
 
@@ -210,7 +210,7 @@ def test_asset_or_time_schedule_runs_on_both(assets_harness: Callable) -> None:
              schedule=AssetOrTimeSchedule(
                  timetable=CronTriggerTimetable("0 1 * * 3", timezone="UTC"),
                  assets=(A & B))) as both:
-        EmptyOperator(task_id="t")
+        NoopOperator(task_id="t")
     h.sync(producer("pa", A), producer("pb", B), both)
     row = h.dag_row("both")
     assert row.next_dagrun_create_after == datetime(2026, 1, 7, 1, tzinfo=UTC)

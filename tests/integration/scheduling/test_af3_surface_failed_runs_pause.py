@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.cli.main import cli
 from statewright.core.errors import DagDefinitionError
 from statewright.core.failed_runs import pauses_dag
 from statewright.db.repositories import audit
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 
 JAN1 = datetime(2026, 1, 1, tzinfo=UTC)
 DAY = 86400
@@ -26,7 +27,7 @@ DAY = 86400
 def _daily(limit: int | None, dag_id: str = "flaky") -> DAG:
     with DAG(dag_id, schedule="@daily", start_date=JAN1, catchup=True,
              max_consecutive_failed_dag_runs=limit) as dag:
-        EmptyOperator(task_id="work")
+        NoopOperator(task_id="work")
     return dag
 
 

@@ -12,10 +12,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.errors import DagDefinitionError
 from statewright.core.task_dates import task_in_run
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 
 JAN1 = datetime(2025, 1, 1, tzinfo=UTC)
 FEB1 = datetime(2025, 2, 1, tzinfo=UTC)
@@ -23,9 +24,9 @@ FEB1 = datetime(2025, 2, 1, tzinfo=UTC)
 
 def _dag(schedule: str | None = None) -> DAG:
     with DAG("dated", schedule=schedule, start_date=JAN1, catchup=schedule is not None) as dag:
-        late = EmptyOperator(task_id="late", start_date=datetime(2025, 1, 3, tzinfo=UTC))
-        EmptyOperator(task_id="a") >> late >> EmptyOperator(task_id="c")
-        EmptyOperator(task_id="ended", end_date=datetime(2025, 1, 2, tzinfo=UTC))
+        late = NoopOperator(task_id="late", start_date=datetime(2025, 1, 3, tzinfo=UTC))
+        NoopOperator(task_id="a") >> late >> NoopOperator(task_id="c")
+        NoopOperator(task_id="ended", end_date=datetime(2025, 1, 2, tzinfo=UTC))
     return dag
 
 
@@ -43,10 +44,10 @@ def test_the_rule() -> None:
 def test_dates_join_the_dag_as_in_airflow() -> None:
     with DAG("z", schedule=None, start_date=JAN1, end_date=FEB1,
              timezone="Europe/Paris") as dag:
-        early = EmptyOperator(task_id="early", start_date=datetime(2024, 6, 1, tzinfo=UTC),
+        early = NoopOperator(task_id="early", start_date=datetime(2024, 6, 1, tzinfo=UTC),
                               end_date=datetime(2026, 1, 1, tzinfo=UTC))
-        naive = EmptyOperator(task_id="naive", start_date=datetime(2025, 1, 10))
-        plain = EmptyOperator(task_id="plain")
+        naive = NoopOperator(task_id="naive", start_date=datetime(2025, 1, 10))
+        plain = NoopOperator(task_id="plain")
     assert (early.start_date, early.end_date) == (JAN1, FEB1)  # the later start, earlier end
     assert (plain.start_date, plain.end_date) == (JAN1, FEB1)
     assert naive.start_date == datetime(2025, 1, 10, tzinfo=ZoneInfo("Europe/Paris"))
@@ -54,7 +55,7 @@ def test_dates_join_the_dag_as_in_airflow() -> None:
     assert "start_date" not in tasks["plain"] and "start_date" not in tasks["early"]
     assert tasks["naive"]["start_date"].startswith("2025-01-10T00:00:00+01:00")
     with pytest.raises(DagDefinitionError, match="start_date must be a datetime"):
-        EmptyOperator(task_id="bad", start_date="2025-01-01")
+        NoopOperator(task_id="bad", start_date="2025-01-01")
 
 
 def test_dag_test_before_a_tasks_start_date() -> None:
@@ -88,7 +89,7 @@ def test_a_run_before_the_dags_start_date_has_no_task_instances() -> None:
     """Airflow 3.3.2's dag.test() of its state store examples (start 2026-01-01) at 2025-01-06
     ends success with no task instance (expected.json); a task's start is the DAG's."""
     with DAG("future", schedule=None, start_date=datetime(2026, 1, 1, tzinfo=UTC)) as dag:
-        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b")
     before = dag.test(logical_date=datetime(2025, 1, 6, tzinfo=UTC))
     assert (before.state, before.states) == ("success", {})
     after = dag.test(logical_date=datetime(2026, 1, 6, tzinfo=UTC))

@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
 from statewright.services.scheduler.scheduler import LoopStats
 
@@ -43,7 +44,7 @@ def _trigger(engine: Engine, dag_id: str) -> None:
 def test_a_pass_that_schedules_a_chain_link_waits(harness: Callable, engine: Engine) -> None:
     h = harness(NOW)
     with DAG("chain") as dag:
-        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b") >> EmptyOperator(task_id="c")
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
     h.sync(dag)
     _trigger(engine, "chain")
     h.executor.hold = True
@@ -61,8 +62,8 @@ def test_a_pass_that_fails_a_downstream_goes_on_at_once(harness: Callable, engin
                                                         ) -> None:
     h = harness(NOW)
     with DAG("failing") as dag:
-        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
-        EmptyOperator(task_id="other")
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b")
+        NoopOperator(task_id="other")
     h.sync(dag)
     _trigger(engine, "failing")
     h.executor.outcomes["a"] = "failed"

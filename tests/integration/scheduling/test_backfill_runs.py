@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, func, select
+from tests.noop import NoopOperator
 
 from statewright.core.states import RUN
 from statewright.core.transitions import Actor
@@ -15,7 +16,7 @@ from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import backfills as backfill_repo
 from statewright.db.tables import backfill, dag_run
-from statewright.sdk import DAG, EmptyOperator, chain
+from statewright.sdk import DAG, chain
 from statewright.services.backfill import BackfillError, create_backfill
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -25,7 +26,7 @@ JAN1 = datetime(2026, 1, 1, tzinfo=UTC)
 def daily(dag_id: str = "bf", **kw: Any) -> DAG:
     kw.setdefault("start_date", JAN1)
     with DAG(dag_id, schedule="@daily", **kw) as dag:
-        chain(EmptyOperator(task_id="a"), EmptyOperator(task_id="b"), EmptyOperator(task_id="c"))
+        chain(NoopOperator(task_id="a"), NoopOperator(task_id="b"), NoopOperator(task_id="c"))
     return dag
 
 
@@ -147,7 +148,7 @@ def test_bad_requests_create_nothing(harness: Callable, engine: Engine) -> None:
     h = harness(NOW)
     h.sync(daily())
     with DAG("manual_only", schedule=None) as manual:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     h.sync(manual, fileloc="/virtual/dags/manual.py")
     cases = [
         (("nope", JAN1, JAN1 + timedelta(days=1)), "No DAG with id 'nope'"),

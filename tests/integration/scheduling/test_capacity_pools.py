@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, select
+from tests.noop import NoopOperator
 
 from statewright.core.states import TI
 from statewright.core.transitions import Actor
@@ -18,7 +19,7 @@ from statewright.db.repositories import pools as pool_repo
 from statewright.db.tables import dag_run as dag_run_table
 from statewright.db.tables import job as job_table
 from statewright.db.tables import pool, task_instance
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -40,8 +41,8 @@ def test_a_pool_limits_how_many_task_instances_run(harness: Callable, engine: En
         pool_repo.set_pool(conn, "small", 2, description="two at a time")
     with DAG("pooled") as dag:
         for i in range(5):
-            EmptyOperator(task_id=f"t{i}", pool="small")
-        EmptyOperator(task_id="free")  # default_pool: not limited by "small"
+            NoopOperator(task_id=f"t{i}", pool="small")
+        NoopOperator(task_id="free")  # default_pool: not limited by "small"
     h.sync(dag)
     trigger(engine, "pooled", "r1", h.clock())
     h.executor.hold = True
@@ -64,11 +65,11 @@ def test_pool_slots_and_missing_pools(harness: Callable, engine: Engine) -> None
     with transaction(engine) as conn:
         pool_repo.set_pool(conn, "three", 3)
     with DAG("slots") as dag:
-        EmptyOperator(task_id="big", pool="three", pool_slots=2, priority_weight=10)
-        EmptyOperator(task_id="small1", pool="three", priority_weight=5)
-        EmptyOperator(task_id="small2", pool="three", priority_weight=1)
-        EmptyOperator(task_id="huge", pool="three", pool_slots=4)  # more than the pool has
-        EmptyOperator(task_id="lost", pool="no_such_pool")
+        NoopOperator(task_id="big", pool="three", pool_slots=2, priority_weight=10)
+        NoopOperator(task_id="small1", pool="three", priority_weight=5)
+        NoopOperator(task_id="small2", pool="three", priority_weight=1)
+        NoopOperator(task_id="huge", pool="three", pool_slots=4)  # more than the pool has
+        NoopOperator(task_id="lost", pool="no_such_pool")
     h.sync(dag)
     trigger(engine, "slots", "r1", h.clock())
     h.executor.hold = True
@@ -89,12 +90,12 @@ def test_pool_slots_and_missing_pools(harness: Callable, engine: Engine) -> None
 def test_priority_weight_orders_the_queue(harness: Callable, engine: Engine) -> None:
     h = harness(NOW)
     with DAG("prio") as dag:
-        EmptyOperator(task_id="low", priority_weight=1, weight_rule="absolute")
-        EmptyOperator(task_id="high", priority_weight=10, weight_rule="absolute")
-        EmptyOperator(task_id="mid", priority_weight=5, weight_rule="absolute")
+        NoopOperator(task_id="low", priority_weight=1, weight_rule="absolute")
+        NoopOperator(task_id="high", priority_weight=10, weight_rule="absolute")
+        NoopOperator(task_id="mid", priority_weight=5, weight_rule="absolute")
         # downstream rule (the default): its own weight plus every task below it
-        a = EmptyOperator(task_id="root", priority_weight=2)
-        a >> EmptyOperator(task_id="leaf", priority_weight=7, weight_rule="absolute")
+        a = NoopOperator(task_id="root", priority_weight=2)
+        a >> NoopOperator(task_id="leaf", priority_weight=7, weight_rule="absolute")
     h.sync(dag)
     trigger(engine, "prio", "r1", h.clock())
     h.executor.slots = 1
@@ -115,11 +116,11 @@ def test_summed_weights_are_clamped_to_the_32_bit_column(harness: Callable,
     h = harness(NOW)
     heavy = 2**30
     with DAG("heavy") as dag:
-        first = EmptyOperator(task_id="first", priority_weight=heavy)
-        second = EmptyOperator(task_id="second", priority_weight=heavy)
-        third = EmptyOperator(task_id="third", priority_weight=heavy)
+        first = NoopOperator(task_id="first", priority_weight=heavy)
+        second = NoopOperator(task_id="second", priority_weight=heavy)
+        third = NoopOperator(task_id="third", priority_weight=heavy)
         first >> second >> third
-        low = [EmptyOperator(task_id=f"low{i}", priority_weight=-heavy, weight_rule="upstream")
+        low = [NoopOperator(task_id=f"low{i}", priority_weight=-heavy, weight_rule="upstream")
                for i in range(3)]
         low[0] >> low[1] >> low[2]
     h.sync(dag)
@@ -135,9 +136,9 @@ def test_max_active_tasks_is_per_run_and_max_active_tis_per_dag_per_task(
         harness: Callable, engine: Engine) -> None:
     h = harness(NOW)
     with DAG("limits", max_active_tasks=2, max_active_runs=5) as dag:
-        EmptyOperator(task_id="one_at_a_time", max_active_tis_per_dag=1)
+        NoopOperator(task_id="one_at_a_time", max_active_tis_per_dag=1)
         for i in range(3):
-            EmptyOperator(task_id=f"t{i}")
+            NoopOperator(task_id=f"t{i}")
     h.sync(dag)
     trigger(engine, "limits", "r1", h.clock())
     trigger(engine, "limits", "r2", h.clock())
@@ -164,7 +165,7 @@ def test_paused_dags_do_not_queue_tasks(harness: Callable, engine: Engine) -> No
 
     h = harness(NOW)
     with DAG("pausing") as dag:
-        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b")
     h.sync(dag)
     trigger(engine, "pausing", "r1", h.clock())
     h.executor.hold = True
@@ -187,7 +188,7 @@ def test_slot_stats_count_deferred_only_when_the_pool_says_so(harness: Callable,
     with transaction(engine) as conn:
         pool_repo.set_pool(conn, "d", 5, include_deferred=False)
     with DAG("deferring") as dag:
-        EmptyOperator(task_id="a", pool="d", pool_slots=2)
+        NoopOperator(task_id="a", pool="d", pool_slots=2)
     h.sync(dag)
     trigger(engine, "deferring", "r1", h.clock())
     h.executor.hold = True
@@ -213,7 +214,7 @@ def test_the_default_pool_is_created_when_missing(harness: Callable, engine: Eng
     with transaction(engine) as conn:
         conn.execute(pool.delete())
     with DAG("plain") as dag:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     h.sync(dag)
     trigger(engine, "plain", "r1", h.clock())
     h.loop()
@@ -240,7 +241,7 @@ def test_two_schedulers_queueing_at_once_on_postgres_never_overfill_a_pool(
         pool_repo.set_pool(conn, "p", 3)
     with DAG("contended") as dag:
         for i in range(6):
-            EmptyOperator(task_id=f"t{i}", pool="p")
+            NoopOperator(task_id=f"t{i}", pool="p")
     h.sync(dag)
     trigger(engine, "contended", "r1", h.clock())
     trigger(engine, "contended", "r2", h.clock())
@@ -315,9 +316,9 @@ def test_a_full_pool_of_high_priority_tasks_does_not_starve_another_pool(
         pool_repo.set_pool(conn, "free", 5)
     with DAG("starve", max_active_tasks=100) as dag:
         for i in range(12):
-            EmptyOperator(task_id=f"hot{i}", pool="busy", priority_weight=100,
+            NoopOperator(task_id=f"hot{i}", pool="busy", priority_weight=100,
                           weight_rule="absolute")
-        EmptyOperator(task_id="cold", pool="free", priority_weight=1, weight_rule="absolute")
+        NoopOperator(task_id="cold", pool="free", priority_weight=1, weight_rule="absolute")
     h.sync(dag)
     trigger(engine, "starve", "r1", h.clock())
     h.executor.hold = True

@@ -8,11 +8,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import jobs as job_repo
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -22,7 +23,7 @@ PEER = "local:peer-host:4242"
 def _queued_to_peer(harness: Callable, engine: Engine) -> object:
     h = harness(NOW)
     with DAG("held") as dag:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     h.sync(dag)
     h.executor.identity = PEER  # the peer's executor queues it, then the peer dies
     h.executor.hold = True

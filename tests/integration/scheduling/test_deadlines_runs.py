@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, select
+from tests.noop import NoopOperator
 
 from statewright.core.errors import DagDefinitionError
 from statewright.core.transitions import Actor
@@ -22,7 +23,6 @@ from statewright.sdk import (
     AsyncCallback,
     DeadlineAlert,
     DeadlineReference,
-    EmptyOperator,
     SyncCallback,
 )
 from statewright.services.dag_runs import trigger_dag
@@ -43,7 +43,7 @@ async def on_late_async(*, context: dict[str, Any], **kwargs: Any) -> None:
 
 def timed_dag(*alerts: DeadlineAlert) -> DAG:
     with DAG("timed", deadline=list(alerts)) as dag:
-        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b")
     return dag
 
 

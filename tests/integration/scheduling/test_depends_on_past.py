@@ -8,12 +8,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.states import TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.engine import transaction
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_processor.importer import ImportOutcome
 from statewright.services.dag_processor.sync import FileSync
 
@@ -22,8 +23,8 @@ JAN1 = datetime(2026, 1, 1, tzinfo=UTC)
 
 def dag_with_past(dag_id: str = "past") -> DAG:
     with DAG(dag_id, schedule="@daily", start_date=JAN1, catchup=True) as dag:
-        EmptyOperator(task_id="a", depends_on_past=True) >> EmptyOperator(task_id="after_a")
-        EmptyOperator(task_id="b")
+        NoopOperator(task_id="a", depends_on_past=True) >> NoopOperator(task_id="after_a")
+        NoopOperator(task_id="b")
     return dag
 
 

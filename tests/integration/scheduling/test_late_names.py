@@ -8,13 +8,14 @@ from datetime import UTC, datetime
 
 from click.testing import CliRunner
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import pools as pool_repo
 from statewright.db.repositories import transitions_log
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -24,7 +25,7 @@ def test_a_queued_run_past_its_threshold_is_late_until_it_starts(harness: Callab
                                                                  engine: Engine) -> None:
     h = harness(NOW)
     with DAG("waits") as dag:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     h.sync(dag, paused=True)  # its run cannot start
     with transaction(engine) as conn:
         trigger_dag(conn, "waits", now=h.clock(), actor=Actor.USER, run_id="r1")
@@ -50,7 +51,7 @@ def test_task_instances_waiting_for_a_slot_are_late(harness: Callable, engine: E
     with transaction(engine) as conn:
         pool_repo.set_pool(conn, "closed", 0)
     with DAG("starved") as dag:
-        EmptyOperator(task_id="a", pool="closed")
+        NoopOperator(task_id="a", pool="closed")
     h.sync(dag)
     with transaction(engine) as conn:
         trigger_dag(conn, "starved", now=h.clock(), actor=Actor.USER, run_id="r1")
@@ -78,7 +79,7 @@ def test_dags_late_lists_them(harness: Callable, engine: Engine,
 
     h = harness(NOW)
     with DAG("late_cli") as dag:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     h.sync(dag, paused=True)
     with transaction(engine) as conn:
         trigger_dag(conn, "late_cli", now=h.clock(), actor=Actor.USER, run_id="r1")

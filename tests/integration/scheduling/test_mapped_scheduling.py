@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from statewright.sdk import DAG, EmptyOperator, task
+from tests.noop import NoopOperator
+
+from statewright.sdk import DAG, task
 
 
 def _dag(limit: int | None) -> DAG:
@@ -15,7 +17,7 @@ def _dag(limit: int | None) -> DAG:
         def work(x: int) -> int:
             return x
 
-        EmptyOperator(task_id="start") >> work.expand(x=[1, 2, 3, 4, 5])
+        NoopOperator(task_id="start") >> work.expand(x=[1, 2, 3, 4, 5])
     return dag
 
 

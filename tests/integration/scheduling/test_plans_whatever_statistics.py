@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, event, text
+from tests.noop import NoopOperator
 
 from statewright.core.states import TI
 from statewright.core.transitions import Actor
@@ -24,7 +25,7 @@ from statewright.db import transition as door
 from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import pools as pool_repo
 from statewright.db.repositories import task_instances as ti_repo
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
 from statewright.services.scheduler.capacity import candidates_waiting
 
@@ -141,7 +142,7 @@ def test_an_idle_pass_reads_one_snapshot(pg_harness: Callable, has_work: bool) -
     h = pg_harness(NOW)
     if has_work:
         with DAG("small") as dag:
-            EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
+            NoopOperator(task_id="a") >> NoopOperator(task_id="b")
         h.sync(dag)
         h.executor.hold = True  # a stays queued: b has work to wait for
         with transaction(h.engine) as conn:

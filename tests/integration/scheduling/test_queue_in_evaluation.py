@@ -13,12 +13,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, text
+from tests.noop import NoopOperator
 
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import pools as pool_repo
 from statewright.db.repositories import scheduling as sched_repo
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -30,9 +31,9 @@ def _chained(h: Any, engine: Engine) -> None:
     with transaction(engine) as conn:
         pool_repo.set_pool(conn, "two", 2)
     with DAG("chained") as dag:
-        first = EmptyOperator(task_id="first")
+        first = NoopOperator(task_id="first")
         for i in range(3):
-            first >> EmptyOperator(task_id=f"next{i}", pool="two")
+            first >> NoopOperator(task_id=f"next{i}", pool="two")
     h.sync(dag)
     with transaction(engine) as conn:
         trigger_dag(conn, "chained", now=h.clock(), actor=Actor.USER, run_id="r1")

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, select, update
+from tests.noop import NoopOperator
 
 from statewright.core.states import RUN
 from statewright.core.transitions import Actor
@@ -14,7 +15,7 @@ from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import scheduling as sched_repo
 from statewright.db.tables import dag_run, task_instance
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -25,7 +26,7 @@ def _scheduled_runs(harness: Callable, engine: Engine) -> None:
     h = harness(NOW)
     with DAG("order") as dag:
         for i, weight in enumerate((1, 5, 5, 9)):
-            EmptyOperator(task_id=f"t{i}", priority_weight=weight, weight_rule="absolute",
+            NoopOperator(task_id=f"t{i}", priority_weight=weight, weight_rule="absolute",
                           pool="other" if i == 3 else "default_pool")
     h.sync(dag)
     with transaction(engine) as conn:

@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.states import TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import task_instances as ti_repo
-from statewright.sdk import DAG, EmptyOperator, chain
+from statewright.sdk import DAG, chain
 from statewright.services.dag_runs import trigger_dag
 from statewright.services.scheduler import evaluation
 
@@ -67,7 +68,7 @@ def test_a_chain_link_weighs_only_what_changed(harness: Callable, engine: Engine
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     h = harness(NOW)
     with DAG("long") as dag:
-        chain(*[EmptyOperator(task_id=f"t{i:02}") for i in range(40)])
+        chain(*[NoopOperator(task_id=f"t{i:02}") for i in range(40)])
     spy = _Spy(monkeypatch)
     _first_tries_queued(h, engine, dag)  # read whole: t00 scheduled and queued
     assert spy.whole_reads == 1
@@ -87,7 +88,7 @@ def test_a_chain_link_weighs_only_what_changed(harness: Callable, engine: Engine
 def test_another_writers_change_is_weighed(harness: Callable, engine: Engine) -> None:
     h = harness(NOW)
     with DAG("marked") as dag:
-        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b") >> EmptyOperator(task_id="c")
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
     _first_tries_queued(h, engine, dag)  # a queued
     a = next(t for t in h.tis("marked") if t.task_id == "a")
     with transaction(engine) as conn:  # a person marks it failed
@@ -104,7 +105,7 @@ def test_a_failed_evaluation_reads_every_run_whole_again(
         harness: Callable, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     h = harness(NOW)
     with DAG("broken_pass") as dag:
-        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b")
     _first_tries_queued(h, engine, dag)  # a queued; the run is in the index
     assert h.scheduler.index.entries
     h.executor.finish()  # a succeeds: the next evaluation takes its history row
@@ -125,7 +126,7 @@ def test_more_changes_than_the_runs_hold_start_the_reading_again(
         harness: Callable, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     h = harness(NOW)
     with DAG("busy") as dag:
-        [EmptyOperator(task_id=f"w{i}") for i in range(6)] >> EmptyOperator(task_id="end")
+        [NoopOperator(task_id=f"w{i}") for i in range(6)] >> NoopOperator(task_id="end")
     _first_tries_queued(h, engine, dag)  # w0..w5 queued
     spy = _Spy(monkeypatch)
     # 6 task instances queued, started and ended: 18 history rows, past twice the 7 it holds
@@ -140,7 +141,7 @@ def test_every_run_is_read_whole_now_and_then(harness: Callable, engine: Engine,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     h = harness(NOW)
     with DAG("periodic") as dag:
-        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b") >> EmptyOperator(task_id="c")
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
     ticks = [0.0]
     h.scheduler.index.clock = lambda: ticks[0]
     _first_tries_queued(h, engine, dag)  # read whole at 0
@@ -177,8 +178,8 @@ def _a_to_b_and_x_queued(h: Any, engine: Engine, dag_id: str) -> dict[str, int]:
     """``a >> b`` and ``x``: a and x queued, the executor holding x alone (a is ended by the
     test). Returns the task instances' ids."""
     with DAG(dag_id) as dag:
-        EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
-        EmptyOperator(task_id="x")
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b")
+        NoopOperator(task_id="x")
     _first_tries_queued(h, engine, dag)
     ids = {t.task_id: t.id for t in h.tis(dag_id)}
     h.executor.held = [ids["x"]]

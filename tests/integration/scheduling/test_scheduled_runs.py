@@ -9,10 +9,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.states import RUN
 from statewright.core.transitions import Actor
-from statewright.sdk import DAG, EmptyOperator, chain
+from statewright.sdk import DAG, chain
 from statewright.services.scheduler.dagrun_creation import DagRunCreation
 
 D = datetime(2026, 1, 1, tzinfo=UTC)
@@ -20,7 +21,7 @@ D = datetime(2026, 1, 1, tzinfo=UTC)
 
 def daily(dag_id: str, *, catchup: bool, start: datetime = D, **kw: Any) -> DAG:
     with DAG(dag_id, schedule="@daily", start_date=start, catchup=catchup, **kw) as dag:
-        chain(EmptyOperator(task_id="a"), EmptyOperator(task_id="b"))
+        chain(NoopOperator(task_id="a"), NoopOperator(task_id="b"))
     return dag
 
 
@@ -85,9 +86,9 @@ def test_end_date_stops_the_runs(harness: Callable) -> None:
 def test_once_and_none_schedules(harness: Callable) -> None:
     h = harness(datetime(2026, 1, 20, tzinfo=UTC))
     with DAG("once", schedule="@once", start_date=datetime(2026, 1, 3, tzinfo=UTC)) as once:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     with DAG("manual_only", schedule=None) as manual:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     h.sync(once, manual)
     h.loop()
     h.clock.advance(timedelta(days=3))
@@ -172,7 +173,7 @@ def test_hourly_in_berlin_across_both_2026_dst_changes(harness: Callable,
         dag_id = f"hourly_{changed_day}"
         with DAG(dag_id, schedule="@hourly", start_date=start, timezone="Europe/Berlin",
                  catchup=True, max_active_runs=1000) as dag:
-            EmptyOperator(task_id="a")
+            NoopOperator(task_id="a")
         h.sync(dag)
         step = DagRunCreation()
         end = (start + timedelta(days=3)).astimezone(UTC)

@@ -6,11 +6,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import transitions_log
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -18,9 +19,9 @@ NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
 def version(*task_ids: str) -> DAG:
     with DAG("changing") as dag:
-        first = EmptyOperator(task_id="first")
+        first = NoopOperator(task_id="first")
         for t in task_ids:
-            first >> EmptyOperator(task_id=t)
+            first >> NoopOperator(task_id=t)
     return dag
 
 

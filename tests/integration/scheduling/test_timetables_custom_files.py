@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.clock import ManualClock
 from statewright.db.repositories import dags as dag_repo
@@ -98,14 +99,14 @@ def test_custom_timetable_runs_and_a_raising_one_is_an_import_error(
 def test_a_manual_run_gets_the_data_interval_its_timetable_infers(engine: Engine) -> None:
     from statewright.core.transitions import Actor
     from statewright.db.engine import transaction
-    from statewright.sdk import DAG, EmptyOperator
+    from statewright.sdk import DAG
     from statewright.services.dag_runs import create_run
     from statewright.services.dag_view import DagView
     from statewright.services.scheduler.dag_schedule import schedule_spec
 
     with DAG("daily_intervals", start_date=datetime(2026, 1, 1, tzinfo=UTC),
              schedule="@daily") as dag:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     ser = dag.serialize()
     # Data interval timetables infer the last complete interval; trigger ones the instant.
     ser["schedule"] = {"timetable": {"type": "cron_data_interval", "expression": "@daily",

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, select
+from tests.noop import NoopOperator
 
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import dag_versions
 from statewright.db.tables import dag_run, task_instance
 from statewright.db.tables_versions import dag_version
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_processor.importer import ImportOutcome
 from statewright.services.dag_processor.sync import FileSync
 from statewright.services.dag_runs import trigger_dag
@@ -25,9 +26,9 @@ NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
 def shape(*task_ids: str) -> DAG:
     with DAG("versioned") as dag:
-        first = EmptyOperator(task_id="first")
+        first = NoopOperator(task_id="first")
         for t in task_ids:
-            first >> EmptyOperator(task_id=t)
+            first >> NoopOperator(task_id=t)
     return dag
 
 

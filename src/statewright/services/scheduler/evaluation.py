@@ -12,10 +12,11 @@ from collections import ChainMap, Counter, defaultdict
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
+from statewright.core import empty_tasks
 from statewright.core.mapping import ti_label
 from statewright.core.run_state import TaskView as RunTaskView
 from statewright.core.run_state import decide_run_state, fail_stop_targets, keeps_running
@@ -75,12 +76,13 @@ def schedule_run(s: Scheduler, conn: Connection, w: RunWork, now: datetime) -> t
     never = blocked_labels | frozenset(nodes.labels(waiting_on_absent(conn, w.run_pk, view)))
     if e.fresh:
         planned = plan_dependencies(e.order, e.upstream, e.rules, states, blocked=never,
-                                    setups=e.setups, indirect_setups=e.indirect)
+                                    setups=e.setups, indirect_setups=e.indirect,
+                                    empty=e.empty)
     else:
         assert isinstance(states, ChainMap)  # what this pass changed so far counts as changed
         planned = plan_changed(e.candidates(states.maps[0]), e.position, e.upstream,
                                e.downstream, e.rules, states, blocked=never,
-                               setups=e.setups, indirect_setups=e.indirect)
+                               setups=e.setups, indirect_setups=e.indirect, empty=e.empty)
     e.dirty.clear()
     # A mapped task whose dependencies are met expands instead of being scheduled; one
     # cleared as a whole is counted again.
@@ -100,7 +102,8 @@ def schedule_run(s: Scheduler, conn: Connection, w: RunWork, now: datetime) -> t
     w.follow_up = changed > 0
     for target, ids in grouped.items():
         moved = len(door.set_task_instance_state(
-            conn, ids, frm=TI.NONE, to=target, actor=ACTOR, now=now).changed)
+            conn, ids, frm=TI.NONE, to=target, actor=ACTOR, now=now,
+            **(_empty_success(now) if target is TI.SUCCESS else {})).changed)
         w.follow_up |= bool(moved) and target is not TI.SCHEDULED
         changed += moved
     states.update({n: t for n, t in planned.items() if n not in to_expand})
@@ -123,6 +126,13 @@ def schedule_run(s: Scheduler, conn: Connection, w: RunWork, now: datetime) -> t
     if reshaped:
         s.index.drop(w.run_pk)
     return changed, _run_state(conn, w, states, planned, blocked_labels, now)
+
+
+def _empty_success(now: datetime) -> dict[str, Any]:
+    """An empty task's success (the planner's only ``none → success``): one try that starts
+    and ends at ``now``, as Airflow's ``schedule_tis`` writes it."""
+    return {"message": empty_tasks.MESSAGE, "increment_try": True,
+            "values": {"start_date": now, "duration": 0.0}}
 
 
 def _goes_on(e: RunEntry, states: States, planned: dict[str, TaskInstanceState],

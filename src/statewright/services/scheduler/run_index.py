@@ -73,6 +73,8 @@ class RunEntry:
     instance 0 of an upstream in its mapped task group)."""
     past_tasks: dict[str, str] = field(default_factory=dict)
     """Tasks with ``depends_on_past`` and one task instance → its label."""
+    empty: frozenset[str] = frozenset()
+    """Labels of empty tasks: set to success, not scheduled (``core.empty_tasks``)."""
     dirty: set[str] = field(default_factory=set)
     fresh: bool = True
     """Read whole in this pass (not only refreshed from the history)."""
@@ -100,6 +102,7 @@ class RunEntry:
         e.rules = {n: tasks[tid].trigger_rule for n, tid in nodes.task_of.items() if tid in tasks}
         e.past_tasks = {tid: ns[0] for tid, ns in nodes.of_task.items()
                         if len(ns) == 1 and tid in tasks and tasks[tid].depends_on_past}
+        e.empty = frozenset(nodes.labels(view.empty)) if view.empty else frozenset()
         e.always = frozenset([*e.past_tasks.values(),
                               *(n for n in nodes.labels(view.mapped) if nodes.unexpanded(n))])
         return e
