@@ -13,6 +13,15 @@ would (PostgreSQL only: on SQLite one scheduler per file). ``--compare-scheduler
 whole workload with one scheduler, then with ``--schedulers`` (2 unless given), on fresh
 databases, and adds the ratio of their fan-out figures.
 
+``--task noop`` (the default) makes every task a no-op ``@task`` (a try in a task process);
+``--task empty`` an ``EmptyOperator``, which the scheduler sets to success itself, without an
+executor (Airflow's semantics): the two measure the pipeline and the scheduler alone.
+
+With several schedulers, ``by_scheduler`` gives per scheduler process (with its executor) the
+task instances of the fan-out it queued (the ``executor`` each was queued for) and its own CPU
+seconds (its task processes are not in it); ``scheduled_twice`` counts task instances that
+went to ``scheduled`` or ``queued`` more than once in the history (0: no double scheduling).
+
 Before the figures, a warm-up run starts a try in every task process, so each has imported the
 DAG file once (a task process loads its DAG file once and keeps it). Prints one JSON line.
 """
@@ -27,11 +36,12 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from _cpu import CpuMeter, host_speed
+from _cpu import CpuMeter, _read_stat, host_speed
 from sqlalchemy import create_engine, text
 
 from statewright.core.clock import utcnow
@@ -46,7 +56,17 @@ from statewright.services.dag_runs import trigger_dag
 
 DAGS = '''
 import time
-from statewright.sdk import DAG, EmptyOperator, PythonOperator, chain
+from statewright.sdk import DAG, EmptyOperator, PythonOperator, chain, task
+
+
+@task
+def noop():
+    return None
+
+
+def make(task_id):
+    return EmptyOperator(task_id=task_id) if {empty} else noop.override(task_id=task_id)()
+
 
 with DAG("warm", max_active_tasks=100000):
     for i in range({warm}):
@@ -54,12 +74,12 @@ with DAG("warm", max_active_tasks=100000):
 
 for n in {sizes}:
     with DAG(f"fanout_{{n}}", max_active_tasks=100000):
-        tasks = [EmptyOperator(task_id=f"t{{i}}") for i in range(n)]
+        tasks = [make(f"t{{i}}") for i in range(n)]
         if {join}:
-            tasks >> EmptyOperator(task_id="join")
+            tasks >> make("join")
 
 with DAG("chain", max_active_tasks=100000):
-    chain(*[EmptyOperator(task_id=f"c{{i}}") for i in range({chain})])
+    chain(*[make(f"c{{i}}") for i in range({chain})])
 '''
 
 
@@ -139,7 +159,8 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
     (tmp / "dags").mkdir()
     warm = 2 * args.parallelism * schedulers
     (tmp / "dags" / "bench.py").write_text(
-        DAGS.format(warm=warm, sizes=tuple(args.sizes), chain=args.chain, join=args.join))
+        DAGS.format(warm=warm, sizes=tuple(args.sizes), chain=args.chain, join=args.join,
+                    empty=args.task == "empty"))
     out: dict[str, Any] = {"schedulers": schedulers}
     with _database(args.database_url, tmp) as url:
         engine = make_engine(url)
@@ -160,12 +181,14 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
             out["warmup_state"], _ = _trigger_and_wait(engine, "warm", "warmup", 300)
             fan: dict[str, Any] = {}
             for n in args.sizes:
+                before = _own_cpu(procs)
                 with CpuMeter(args.database_url, ROLES) as cpu:
                     state, elapsed = _trigger_and_wait(engine, f"fanout_{n}", "fan",
                                                        args.timeout)
                 fan[str(n)] = {"state": state, "seconds": round(elapsed, 3),
                                "tis_per_second": round(n / elapsed, 1),
-                               **cpu.figures(per=n, unit="ti")}
+                               **cpu.figures(per=n, unit="ti"),
+                               **_by_scheduler(engine, f"fanout_{n}", procs, before)}
             out["fanout"] = fan
             if len(args.sizes) > 1:
                 first, last = fan[str(args.sizes[0])], fan[str(args.sizes[-1])]
@@ -184,6 +207,34 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
                     p.kill()
             engine.dispose()
     return out
+
+
+def _own_cpu(procs: list[Any]) -> dict[int, float]:
+    """Each scheduler process's own CPU seconds (its threads: scheduler and executor; not its
+    task processes), by pid."""
+    out = {}
+    for p in procs:
+        stat = _read_stat(p.pid)
+        out[p.pid] = stat.own if stat is not None else 0.0
+    return out
+
+
+def _by_scheduler(engine: Any, dag_id: str, procs: list[Any], before: dict[int, float]
+                  ) -> dict[str, Any]:
+    """Per scheduler: the fan-out's task instances it queued and its CPU over the fan-out;
+    and how many task instances the history shows scheduled or queued more than once."""
+    after = _own_cpu(procs)
+    with engine.connect() as conn:
+        run = run_repo.get_by_run_id(conn, dag_id, "fan")
+        queued = Counter(t.executor for t in ti_repo.by_run(conn, run.id))
+        history = transitions_log.for_run(conn, dag_id, "fan")
+    moves = Counter((h.task_id, h.map_index, h.to_state) for h in history
+                    if h.entity == "task_instance" and h.to_state in ("scheduled", "queued"))
+    by = [{"pid": p.pid, "queued": sum(k for e, k in queued.items()
+                                       if e and e.endswith(f":{p.pid}")),
+           "cpu_s": round(after[p.pid] - before.get(p.pid, 0.0), 3)} for p in procs]
+    return {"by_scheduler": by, "schedulers_cpu_s": round(sum(b["cpu_s"] for b in by), 3),
+            "scheduled_twice": sum(1 for k in moves.values() if k > 1)}
 
 
 def _chain(engine: Any, length: int, timeout: float) -> dict[str, Any]:
@@ -234,6 +285,9 @@ def main() -> None:
                    "database is created on it for the run. Default: SQLite in a temp folder")
     p.add_argument("--queue-depth", type=int, default=None,
                    help="tries each executor holds beyond its processes (default: as many)")
+    p.add_argument("--task", choices=("noop", "empty"), default="noop",
+                   help="every task a no-op @task (a try in a task process; the default), or "
+                   "an EmptyOperator (set to success by the scheduler, no executor)")
     p.add_argument("--schedulers", type=int, default=1)
     p.add_argument("--compare-schedulers", action="store_true",
                    help="run with 1 scheduler, then with --schedulers (default 2); add the ratio")
@@ -244,7 +298,8 @@ def main() -> None:
     host_speed()  # the host's speed, before any work
     out: dict[str, Any] = {"benchmark": "throughput",
                            "database": "postgresql" if args.database_url else "sqlite",
-                           "parallelism": args.parallelism, "join": args.join}
+                           "parallelism": args.parallelism, "join": args.join,
+                           "task": args.task}
     if args.compare_schedulers:
         many = args.schedulers if args.schedulers > 1 else 2
         one = run_workload(args, 1)
@@ -256,6 +311,10 @@ def main() -> None:
         # The CPU of all processes for the same fan-out: several schedulers over one.
         out["schedulers_cpu_ratio"] = round(several["fanout"][last]["cpu_s"]
                                             / max(one["fanout"][last]["cpu_s"], 1e-9), 3)
+        # The schedulers' own CPU (with their executors): their sum over one scheduler's.
+        out["scheduler_processes_cpu_ratio"] = round(
+            several["fanout"][last]["schedulers_cpu_s"]
+            / max(one["fanout"][last]["schedulers_cpu_s"], 1e-9), 3)
     else:
         out.update(run_workload(args, args.schedulers))
     out.update(_headline(out.get("one") or out))

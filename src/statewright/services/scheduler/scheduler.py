@@ -34,6 +34,7 @@ from statewright.db import transition as door
 from statewright.db.engine import is_postgres, read_snapshot, transaction
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import jobs as job_repo
+from statewright.db.repositories import run_claims
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.dag_view import DagView, DagViewCache
@@ -343,6 +344,9 @@ class Scheduler:
         (``evaluation.schedule_run``), and the queueing of what it scheduled where it can."""
         queued_all = False
         with transaction(self.engine) as conn:
+            # The runs no other scheduler is evaluating (PostgreSQL), still running.
+            claimed = run_claims.claim_for_evaluation(conn, wanted)
+            wanted = {pk: d for pk, d in wanted.items() if pk in claimed}
             hashes = dag_repo.get_hashes(conn, {d for d in wanted.values()})
             views = {pk: self._view(conn, dag_id, hashes[dag_id])
                      for pk, dag_id in wanted.items() if dag_id in hashes}
@@ -350,8 +354,6 @@ class Scheduler:
             changed = 0
             done: list[tuple[RunWork, int]] = []
             for pk, view in views.items():
-                if run_repo.get(conn, pk).state != RUN.RUNNING.value:
-                    continue
                 w = RunWork(pk, wanted[pk], view, entries[pk])
                 c, f = schedule_run(self, conn, w, now)
                 done.append((w, f))
