@@ -105,6 +105,8 @@ def _planned(row: Any, bounds: dict[str, datetime | None]) -> list[datetime]:
         spec = schedule_spec(row.serialized or {})
     except StatewrightError:
         return []  # a schedule the DAG processor would refuse plans nothing
+    starts = [v for k, v in bounds.items() if v is not None and k.endswith(("gte", "gt"))]
+    first = max([first, *starts])  # from the lower bound on: every step is counted
     ends = [v for k, v in bounds.items() if v is not None and k.endswith(("lte", "lt"))]
     last = min([*ends, *([spec.end_date] if spec.end_date else [])],
                default=utcnow() + PLANNED_HORIZON)
