@@ -15,6 +15,7 @@ import airflow_client.client as af
 from airflow_client.client.exceptions import ApiException
 
 url, username, password, simple, mapped, run_id = sys.argv[1:7]
+part = sys.argv[7] if len(sys.argv) > 7 else "all"  # "task_instances": the calls below only
 out: dict[str, Any] = {}
 
 
@@ -39,6 +40,53 @@ def call(name: str, fn: Callable[[], Any]) -> Any:
 
 
 api = af.ApiClient(af.Configuration(host=url, access_token=token()))
+
+
+def task_instance_family() -> None:
+    """Lists across DAGs and runs (``~``) and their batch forms, notes, mapped instances, the
+    mark dry run, a full log, XCom writes, tasks, deleting a run and a DAG."""
+    runs, tis, xcoms = af.DagRunApi(api), af.TaskInstanceApi(api), af.XComApi(api)
+    call("all_runs", lambda: runs.get_dag_runs("~", state=["success"], order_by=["-dag_id"]))
+    call("runs_batch", lambda: runs.get_list_dag_runs_batch("~", af.DAGRunsBatchBody(
+        dag_ids=[mapped], page_limit=10)))
+    call("all_tis", lambda: tis.get_task_instances("~", "~", state=["success"], limit=100))
+    call("tis_batch", lambda: tis.get_task_instances_batch("~", "~", af.TaskInstancesBatchBody(
+        dag_ids=[mapped], task_ids=["square"], order_by="-map_index")))
+    call("all_xcoms", lambda: xcoms.get_xcom_entries("~", "~", "~"))
+    call("list_mapped", lambda: tis.get_mapped_task_instances(mapped, run_id, "square",
+                                                              limit=2))
+    call("mark_dry_run", lambda: tis.patch_task_instance_dry_run(
+        mapped, run_id, "square", af.PatchTaskInstanceBody(new_state="failed",
+                                                           include_downstream=True)))
+    call("mark_dry_run_mapped", lambda: tis.patch_task_instance_dry_run_by_map_index(
+        mapped, run_id, "square", 0, af.PatchTaskInstanceBody(new_state="failed")))
+    call("run_note", lambda: runs.patch_dag_run(mapped, run_id, af.DAGRunPatchBody(
+        note="checked by ops"), update_mask=["note"]))
+    call("ti_note", lambda: tis.patch_task_instance(mapped, run_id, "total",
+                                                    af.PatchTaskInstanceBody(note="fine"),
+                                                    update_mask=["note"]))
+    call("noted_run", lambda: runs.get_dag_run(mapped, run_id))
+    call("noted_ti", lambda: tis.get_task_instance(mapped, run_id, "total"))
+    call("full_log", lambda: tis.get_log(mapped, run_id, "square", 1, map_index=2,
+                                         full_content=True))
+    call("xcom_create", lambda: xcoms.create_xcom_entry(mapped, "total", run_id,
+                                                        af.XComCreateBody(key="rows", value=3)))
+    call("xcom_create_again", lambda: xcoms.create_xcom_entry(
+        mapped, "total", run_id, af.XComCreateBody(key="rows", value=4)))
+    call("xcom_update", lambda: xcoms.update_xcom_entry(mapped, "total", run_id, "rows",
+                                                        af.XComUpdateBody(value=[1, 2])))
+    call("xcom_delete", lambda: xcoms.delete_xcom_entry(mapped, "total", run_id, "rows"))
+    call("tasks", lambda: af.TaskApi(api).get_tasks(mapped))
+    call("task", lambda: af.TaskApi(api).get_task(mapped, "square"))
+    call("delete_dag", lambda: af.DAGApi(api).delete_dag(mapped))
+    call("delete_run", lambda: runs.delete_dag_run(mapped, run_id))
+    call("deleted_run", lambda: runs.get_dag_run(mapped, run_id))
+
+
+if part == "task_instances":
+    task_instance_family()
+    print(json.dumps(out, default=str))
+    sys.exit(0)
 call("version", lambda: af.VersionApi(api).get_version())
 call("health", lambda: af.MonitorApi(api).get_health())
 dags = af.DAGApi(api)

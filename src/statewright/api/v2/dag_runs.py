@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
+from statewright.api import reads
 from statewright.api import schemas as v1
 from statewright.api.controls import clear_run
-from statewright.api.errors import ApiError, BadRequest
+from statewright.api.deps import writing
+from statewright.api.errors import ApiError, BadRequest, Conflict
 from statewright.api.routers import dag_runs as v1_runs
 from statewright.api.v2 import lists
 from statewright.api.v2 import schemas as v2
 from statewright.api.v2.common import CONFLICT, NOT_FOUND
 from statewright.api.v2.notes import set_run_note
+from statewright.core.states import RUN_TERMINAL
+from statewright.db.repositories import db_clean
 
 router = APIRouter(tags=["DagRun"])
 ti_router = APIRouter(tags=["Task Instance"])
@@ -51,6 +55,21 @@ def fields_to_update(body: BaseModel, update_mask: list[str] | None, allowed: se
         raise ApiError(f"Invalid update_mask: {', '.join(unknown)}; it takes "
                        f"{', '.join(sorted(allowed))}. Nothing was changed.")
     return set(update_mask) if update_mask else body.model_fields_set & allowed
+
+
+@router.delete("/dags/{dag_id}/dagRuns/{dag_run_id}", status_code=204,
+               responses={**NOT_FOUND, **CONFLICT})
+def delete_dag_run(request: Request, dag_id: str, dag_run_id: str) -> Response:
+    """Delete a finished run with its task instances, tries, history, XComs and notes; an
+    unfinished one is refused (409: mark it failed first)."""
+    with writing(request) as conn:
+        run = reads.run_row(conn, dag_id, dag_run_id)
+        if run.state not in RUN_TERMINAL:
+            raise Conflict(f"The DagRun with dag_id: `{dag_id}` and run_id: `{dag_run_id}` is "
+                           f"{run.state}: statewright deletes finished runs only (mark it "
+                           "failed first). Nothing was deleted.")
+        db_clean.delete_runs(conn, [run])
+    return Response(status_code=204)
 
 
 @router.patch("/dags/{dag_id}/dagRuns/{dag_run_id}", response_model=v2.DagRunResponse,

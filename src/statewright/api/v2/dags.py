@@ -10,9 +10,10 @@ from fastapi import APIRouter, Query, Request
 from statewright.api import reads
 from statewright.api import schemas as v1
 from statewright.api.deps import Offset, reading
+from statewright.api.errors import ApiError
 from statewright.api.routers import dag_runs as v1_runs
 from statewright.api.routers import dags as v1_dags
-from statewright.api.v2 import adapt
+from statewright.api.v2 import adapt, tasks
 from statewright.api.v2 import schemas as v2
 from statewright.api.v2.common import NOT_FOUND, PageLimit
 from statewright.db.repositories import dags as dag_repo
@@ -64,6 +65,17 @@ def patch_dag(request: Request, dag_id: str, body: v2.DagPatchBody,
     return _one(request, dag_id)
 
 
+@router.delete("/dags/{dag_id}", responses=NOT_FOUND)
+def delete_dag(request: Request, dag_id: str) -> dict[str, Any]:
+    """Not offered: answers 400 saying why (a DAG is kept while its file is in the DAGs
+    folder; its finished runs can be deleted one by one)."""
+    _one(request, dag_id)  # 404 for an unknown DAG
+    raise ApiError(f"statewright does not delete DAG {dag_id!r}: a DAG is kept while its file "
+                   "is in the DAGs folder (remove the file and the DAG goes stale). Delete its "
+                   "finished runs with DELETE /api/v2/dags/{dag_id}/dagRuns/{dag_run_id} or "
+                   "`statewright db clean`. Nothing was deleted.")
+
+
 def _duration(seconds: Any) -> str | None:
     """A dagrun_timeout as Airflow answers it (ISO 8601 duration)."""
     if seconds is None:
@@ -108,3 +120,6 @@ def get_import_errors(request: Request, limit: PageLimit = 50, offset: Offset = 
                                        filename=e.filename, bundle_name="dags-folder",
                                        stack_trace=e.stack_trace) for e in page.import_errors],
         total_entries=page.total_entries)
+
+
+router.include_router(tasks.router)  # a DAG's tasks: tasks.py

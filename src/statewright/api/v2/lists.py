@@ -41,6 +41,8 @@ _TI_DURATION = lf.ranges("duration", kind=float)
 _TI_PATTERNS = lf.patterns(task_display_name="task_id", dag_id="dag_id", run_id="run_id",
                            pool_name="pool", queue_name="queue", operator_name="operator",
                            rendered_map_index="rendered_map_index")
+_MAPPED_PATTERNS = lf.patterns(pool_name="pool", queue_name="queue", operator_name="operator",
+                               rendered_map_index="rendered_map_index")
 _XCOM_DATES = lf.ranges("logical_date", "run_after")
 _XCOM_PATTERNS = lf.patterns(xcom_key="key", run_id="run_id", task_id="task_id")
 
@@ -198,6 +200,29 @@ def get_task_instances(
                          task_id=[task_id] if task_id else None, state=lf.ti_states(state),
                          map_index=map_index, pool=pool, queue=queue, operator=operator,
                          executor=executor, try_number=try_number),
+        ranges=[*dates, *duration], patterns=found,
+        order_by=lf.order(order_by, bf.TI_COLUMNS, ["map_index"]))
+    return ti_page(request, f, limit, offset)
+
+
+@tis_router.get(_TI + "/{task_id}/listMapped", response_model=v2.TaskInstanceCollection,
+                responses=NOT_FOUND)
+def get_mapped_task_instances(
+    request: Request, dag_id: str, dag_run_id: str, task_id: str, *, state: _Strings = None,
+    map_index: _Ints = None, pool: _Strings = None, queue: _Strings = None,
+    operator: _Strings = None, executor: _Strings = None, try_number: _Ints = None,
+    limit: PageLimit = 50, offset: Offset = 0, order_by: _Strings = None,
+    dates: Annotated[list[lf.Range], Depends(_TI_DATES)],
+    duration: Annotated[list[lf.Range], Depends(_TI_DURATION)],
+    found: Annotated[list[lf.Pattern], Depends(_MAPPED_PATTERNS)],
+) -> v2.TaskInstanceCollection:
+    """The instances of a mapped task in a run, by map index, with the list's filters."""
+    _exists(request, dag_id, dag_run_id, task_id)
+    f = bf.Filters(
+        values=lf.values(dag_id=[dag_id], run_id=[dag_run_id], task_id=[task_id],
+                         state=lf.ti_states(state), map_index=map_index, pool=pool,
+                         queue=queue, operator=operator, executor=executor,
+                         try_number=try_number),
         ranges=[*dates, *duration], patterns=found,
         order_by=lf.order(order_by, bf.TI_COLUMNS, ["map_index"]))
     return ti_page(request, f, limit, offset)

@@ -1,22 +1,22 @@
-"""``/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances``: list, get (mapped:
-``/{map_index}``), XCom entries, a try's log."""
+"""``/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}``: get (mapped:
+``/{map_index}``), mark and note (``PATCH``, ``/dry_run``), a try's log."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import PlainTextResponse
 
 from statewright.api import reads
 from statewright.api import schemas as v1
 from statewright.api.controls import mark_task
 from statewright.api.deps import reading, settings_of
-from statewright.api.errors import ApiError, NotFound
-from statewright.api.routers import task_instances as v1_tis
-from statewright.api.v2 import adapt, lists
+from statewright.api.errors import ApiError
+from statewright.api.v2 import lists, xcom
 from statewright.api.v2 import schemas as v2
-from statewright.api.v2.common import NOT_FOUND, display_name
+from statewright.api.v2.common import NOT_FOUND
 from statewright.api.v2.dag_runs import fields_to_update
 from statewright.api.v2.notes import set_task_note
 
@@ -28,14 +28,7 @@ _MI = Annotated[int, Path(ge=-1)]
 _MIQ = Annotated[int | None, Query(ge=-1)]
 _Mask = Annotated[list[str] | None, Query()]
 _LOG_BYTES = 2_000_000
-
-
-def _one(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
-         ) -> tuple[v1.TaskInstance, v1.DagRun, str]:
-    with reading(request) as conn:
-        ti = reads.get_task_instance(conn, dag_id, run_id, task_id, map_index)
-        run = reads.get_run(conn, dag_id, run_id)
-    return ti, run, display_name(request, dag_id)
+_FULL_LOG_BYTES = 64_000_000
 
 
 @router.get(_ONE, response_model=v2.TaskInstanceResponse, responses=NOT_FOUND)
@@ -116,32 +109,6 @@ def patch_task_instance_dry_run_by_map_index(
                   dry_run=True)
 
 
-def _entries(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
-             ) -> tuple[list[v1.XComEntry], v1.TaskInstance, v1.DagRun, str]:
-    entries = v1_tis.mapped_xcom_entries(request, dag_id, run_id, task_id, map_index)
-    ti, run, name = _one(request, dag_id, run_id, task_id, map_index)
-    return entries.xcom_entries, ti, run, name
-
-
-@xcom_router.get(_ONE + "/xcomEntries/{xcom_key}", response_model=v2.XComEntryNative,
-                 responses=NOT_FOUND)
-def get_xcom_entry(
-    request: Request, dag_id: str, task_id: str, dag_run_id: str, xcom_key: str,
-    map_index: Annotated[int, Query(ge=-1)] = -1,
-    deserialize: Annotated[bool, Query()] = False,
-    stringify: Annotated[bool, Query()] = False,
-) -> v2.XComEntry:
-    """One XCom entry with its value (``stringify``: as a string)."""
-    entries, ti, run, name = _entries(request, dag_id, dag_run_id, task_id, map_index)
-    entry = next((e for e in entries if e.key == xcom_key), None)
-    if entry is None:
-        raise NotFound(f"XCom entry with key: `{xcom_key}` not found")
-    value: Any = entry.value
-    if stringify:
-        value = value if isinstance(value, str) else json.dumps(value, default=str)
-    return adapt.xcom(entry, ti, run, name, value, with_value=True)
-
-
 def _messages(content: str) -> list[v2.LogMessage]:
     out = []
     for line in content.splitlines():
@@ -156,21 +123,29 @@ def _messages(content: str) -> list[v2.LogMessage]:
     return out
 
 
-@router.get(_ONE + "/logs/{try_number}", response_model=v2.TaskLog, responses=NOT_FOUND)
+@router.get(_ONE + "/logs/{try_number}", response_model=v2.TaskLog,
+            responses={**NOT_FOUND, 200: {"content": {"text/plain": {
+                "schema": {"type": "string"}}}}})
 def get_log(
     request: Request, dag_id: str, dag_run_id: str, task_id: str,
     try_number: Annotated[int, Path(ge=0)],
     full_content: Annotated[bool, Query()] = False,
     map_index: Annotated[int, Query()] = -1,
-) -> v2.TaskLog:
-    """The log of one try, a message per line (the last 2 MB; ``full_content`` is ignored)."""
+) -> v2.TaskLog | PlainTextResponse:
+    """The log of one try: a message per line, or the text itself with ``Accept: text/plain``
+    (its last 2 MB; ``full_content``: up to its last 64 MB)."""
     with reading(request) as conn:
         log = reads.task_log(conn, dag_id, dag_run_id, task_id, try_number,
                              logs_folder=settings_of(request).logs_folder,
-                             max_bytes=_LOG_BYTES, map_index=map_index)
+                             max_bytes=_FULL_LOG_BYTES if full_content else _LOG_BYTES,
+                             map_index=map_index)
+    accept = request.headers.get("accept", "")
+    if "text/plain" in accept and "application/json" not in accept:
+        return PlainTextResponse(log.content)
     return v2.TaskLog(content=_messages(log.content), continuation_token=None)
 
 
-# the task instance and XCom lists (of one run or all): lists.py
+# the task instance and XCom lists (of one run or all): lists.py; one XCom entry: xcom.py
 router.include_router(lists.tis_router)
 xcom_router.include_router(lists.xcom_router)
+xcom_router.include_router(xcom.router)

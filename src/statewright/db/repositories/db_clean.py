@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, delete, select, tuple_
 
@@ -32,11 +33,17 @@ def clean(conn: Connection, *, before: datetime, terminal_states: Collection[str
     runs = conn.execute(stmt).all()
     if dry_run:
         return Cleaned(len(runs), 0)
+    delete_runs(conn, runs)
+    versions = dag_versions.prune_unused(conn, dag_ids) if runs else 0
+    return Cleaned(len(runs), versions)
+
+
+def delete_runs(conn: Connection, runs: Sequence[Any]) -> None:
+    """Delete the runs (rows with ``id``, ``dag_id``, ``run_id``) with their task instances,
+    tries, history rows, results and notes."""
     for chunk in chunks(list(runs), 400):
         keys = [(x.dag_id, x.run_id) for x in chunk]
         h, t = task_instance_history.c, state_transition.c
         conn.execute(delete(task_instance_history).where(tuple_(h.dag_id, h.run_id).in_(keys)))
         conn.execute(delete(state_transition).where(tuple_(t.dag_id, t.run_id).in_(keys)))
-        conn.execute(delete(dag_run).where(r.id.in_([x.id for x in chunk])))
-    versions = dag_versions.prune_unused(conn, dag_ids) if runs else 0
-    return Cleaned(len(runs), versions)
+        conn.execute(delete(dag_run).where(dag_run.c.id.in_([x.id for x in chunk])))

@@ -148,3 +148,12 @@ def entries(conn: Connection, dag_run_id: int, task_id: str, map_index: int = -1
                xcom.c.map_index == map_index)
         .order_by((xcom.c.key != RETURN_KEY), xcom.c.key)
     ).all())
+
+
+def delete_key(conn: Connection, dag_run_id: int, task_id: str, map_index: int, key: str
+               ) -> bool:
+    """Delete the task instance's value under ``key``; False when it had none."""
+    done = conn.execute(delete(xcom).where(
+        xcom.c.dag_run_id == dag_run_id, xcom.c.task_id == task_id,
+        xcom.c.map_index == map_index, xcom.c.key == key))
+    return bool(done.rowcount)
