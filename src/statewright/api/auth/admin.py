@@ -21,7 +21,7 @@ router = APIRouter()
 
 def _user(row: Any) -> a.User:
     return a.User(username=row.username, role=row.role, created_at=row.created_at,
-                  updated_at=row.updated_at)
+                  updated_at=row.updated_at, active=accounts.is_active(row))
 
 
 def _raise(exc: AccountError) -> None:
@@ -57,9 +57,10 @@ def create_user(request: Request, body: a.UserBody) -> a.User:
                          409: {"description": "It would leave no admin"}})
 def patch_user(request: Request, username: str, body: a.UserPatch) -> a.User:
     """A new password and/or a new role: the user's JWTs and web UI sessions end (its API
-    tokens too with ``revoke_api_tokens``)."""
-    if body.password is None and body.role is None:
-        raise BadRequest("Invalid request: give a password, a role, or both. Nothing was "
+    tokens too with ``revoke_api_tokens``); ``active: false`` deactivates the user (no sign-in;
+    every JWT, session and API token ends), ``true`` reactivates it."""
+    if body.password is None and body.role is None and body.active is None:
+        raise BadRequest("Invalid request: give a password, a role or active. Nothing was "
                          "changed.")
     revoke = body.revoke_api_tokens
     try:
@@ -69,6 +70,8 @@ def patch_user(request: Request, username: str, body: a.UserPatch) -> a.User:
         if body.password is not None:
             accounts.set_password(engine_of(request), username, body.password, utcnow(),
                                   revoke_api_tokens=revoke)
+        if body.active is not None:  # last: a new password alone would reactivate the user
+            accounts.set_active(engine_of(request), username, body.active, utcnow())
     except AccountError as exc:
         _raise(exc)
     with reading(request) as conn:

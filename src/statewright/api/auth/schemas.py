@@ -66,6 +66,8 @@ class User(BaseModel):
     role: RoleName
     created_at: datetime
     updated_at: datetime
+    active: bool = Field(default=True, description="False for a deactivated user: it cannot "
+                         "sign in until it is reactivated.")
 
 
 class UserCollection(BaseModel):
@@ -82,6 +84,9 @@ class UserBody(_Request):
 class UserPatch(_Request):
     password: str | None = Field(default=None, min_length=8, max_length=1024)
     role: RoleName | None = None
+    active: bool | None = Field(
+        default=None, description="false deactivates the user (it cannot sign in; its JWTs, "
+        "sessions and API tokens end at once); true reactivates it (its password works again).")
     revoke_api_tokens: bool = Field(
         default=False, description="Also revoke the user's API tokens (its JWTs and UI "
                                    "sessions end on any change of password or role).")

@@ -24,6 +24,7 @@ from statewright.api.auth.permissions import ADMIN, AUTHENTICATED, PUBLIC
 from statewright.api.deps import MAX_OFFSET, engine_of, reading
 from statewright.api.errors import NotFound
 from statewright.api.ui.views import TEMPLATES
+from statewright.core.auth import GRANTS, Permission, Role
 from statewright.core.clock import utcnow
 from statewright.db.repositories import users as user_repo
 from statewright.services.auth import accounts
@@ -153,7 +154,26 @@ def users_page(request: Request) -> Response:
             and (t.expires_at is None or t.expires_at > now)]
     return TEMPLATES.TemplateResponse(request, "users.html", {
         "title": "Users · statewright", "page": "users", "users": users,
-        "sessions": open_sessions, "tokens": live})
+        "sessions": open_sessions, "tokens": live, "roles": role_table(),
+        "active": {u.username: accounts.is_active(u) for u in users}})
+
+
+PERMISSION_WORDS = {
+    Permission.AUTHENTICATED: "Sign in and out, own API tokens, favourite DAGs",
+    Permission.READ: "See every page and read the API: DAGs, runs, logs, XComs, assets, pools",
+    Permission.OPERATE: "Trigger, clear, mark, cancel, pause and backfill; respond to "
+                        "required actions; write notes",
+    Permission.ADMIN: "Manage users, connections, variables and pools; read the audit log",
+}
+"""What a person reads of each permission (the users page's roles table)."""
+
+
+def role_table() -> list[dict[str, Any]]:
+    """Each role with what it may do, from ``core.auth.GRANTS``."""
+    return [{"role": role.value,
+             "may": [PERMISSION_WORDS[p] for p in Permission if p in GRANTS[role]
+                     and p in PERMISSION_WORDS]}
+            for role in Role]
 
 
 @router.post("/users/{username}/end-sessions", openapi_extra=ADMIN)

@@ -149,6 +149,38 @@ def delete_user(engine: Engine, username: str) -> None:
         repo.delete_user(conn, username)
 
 
+DEACTIVATED = "!"
+"""Put before a deactivated user's password hash: no password matches it, and reactivating
+removes it, so the same password works again."""
+
+
+def is_active(row: Any) -> bool:
+    """Whether the user (its row) may sign in."""
+    return not str(row.password_hash).startswith(DEACTIVATED)
+
+
+def set_active(engine: Engine, username: str, active: bool, now: datetime) -> None:
+    """Deactivate a user: it can no longer sign in, and its JWTs, UI sessions and API tokens
+    end at once; or reactivate it: its password works again (revoked tokens stay revoked).
+    The only active admin is never deactivated."""
+    with transaction(engine) as conn:
+        row = repo.get_user(conn, username)
+        if row is None:
+            raise _missing(username)
+        if is_active(row) == active:
+            return
+        if not active and row.role == Role.ADMIN.value and sum(
+                1 for r in repo.list_users(conn) if r.role == Role.ADMIN.value and is_active(r)
+        ) == 1:
+            raise LastAdmin(f"{username!r} is the only active admin; make another user admin "
+                            "first. Nothing was changed.")
+        stored = str(row.password_hash)
+        repo.set_password(conn, username, stored[len(DEACTIVATED):] if active
+                          else DEACTIVATED + stored, now)
+        if not active:
+            _end(conn, username, now, api_tokens=True)
+
+
 def authenticate(engine: Engine, username: str, password: str) -> Any:
     """The user row when the password is right, else None (the same time for an unknown
     user). A hash under older parameters is upgraded."""
