@@ -72,20 +72,31 @@ def _pages(ui_server: UiServer) -> list[str]:
             "/users"]
 
 
-def test_dark_mode_follows_the_system_and_the_toggle(browser: Any, ui_server: UiServer) -> None:
+def _context(browser: Any, ui_server: UiServer, scheme: str) -> Any:
     from ui_harness import sign_in
 
-    context = browser.new_context(viewport={"width": 1400, "height": 900}, color_scheme="dark")
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, color_scheme=scheme)
     sign_in(context, ui_server, "admin")
+    return context
+
+
+def _every_page_reads(page: Any, ui_server: UiServer, dark: bool) -> None:
+    for path in _pages(ui_server):
+        page.goto(ui_server.url + path)
+        c = page.evaluate(_COLOURS)
+        if dark:  # light text on a dark ground
+            assert c["body"] < 60 and c["ink"] > 180, (path, c)
+            assert c["card"] is None or c["card"] < 80, (path, c)
+        else:
+            assert c["body"] > 200 and c["ink"] < 80, (path, c)
+        assert c["success"] != c["failed"]  # the state colours stay apart
+
+
+def test_dark_mode_follows_the_system_and_the_toggle(browser: Any, ui_server: UiServer) -> None:
+    context = _context(browser, ui_server, "dark")
     page = context.new_page()
     try:
-        for path in _pages(ui_server):
-            page.goto(ui_server.url + path)
-            c = page.evaluate(_COLOURS)
-            assert c["body"] < 60 and c["ink"] > 180, (path, c)  # light text on a dark ground
-            if c["card"] is not None:
-                assert c["card"] < 80, (path, c)
-            assert c["success"] != c["failed"]  # the state colours stay apart
+        _every_page_reads(page, ui_server, dark=True)
         page.goto(ui_server.url + "/")
         toggle = page.locator("#theme-toggle")
         assert toggle.get_attribute("data-mode") == "auto"
@@ -100,14 +111,10 @@ def test_dark_mode_follows_the_system_and_the_toggle(browser: Any, ui_server: Ui
         assert page.evaluate("localStorage.getItem('statewright-theme')") is None
     finally:
         context.close()
-    light = browser.new_context(viewport={"width": 1400, "height": 900}, color_scheme="light")
-    sign_in(light, ui_server, "admin")
+    light = _context(browser, ui_server, "light")
     page = light.new_page()
     try:
-        for path in _pages(ui_server):
-            page.goto(ui_server.url + path)
-            c = page.evaluate(_COLOURS)
-            assert c["body"] > 200 and c["ink"] < 80, (path, c)
+        _every_page_reads(page, ui_server, dark=False)
         page.evaluate("localStorage.setItem('statewright-theme', 'dark')")
         page.goto(ui_server.url + "/")
         assert page.evaluate(_COLOURS)["body"] < 60  # the stored choice beats the system's

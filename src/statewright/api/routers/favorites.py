@@ -24,28 +24,29 @@ def _user(request: Request) -> str:
     return str(identity.username)
 
 
-@router.post("/dags/{dag_id}/favorite", status_code=204, responses=_ANSWERS,
-             openapi_extra=AUTHENTICATED)
-def favorite_dag(request: Request, dag_id: str) -> Response:
-    """Star the DAG for you (it then lists under ``is_favorite=true``)."""
+def _star(request: Request, dag_id: str, starred: bool) -> Response:
     username = _user(request)
     with writing(request) as conn:
         reads.dag_row(conn, dag_id)
         uid = favorites.user_id(conn, username)
-        if uid is None:
+        if uid is None and starred:
             raise BadRequest(f"User {username!r} is not stored: stars are kept per stored user.")
-        favorites.add(conn, uid, dag_id, utcnow())
+        if uid is not None and starred:
+            favorites.add(conn, uid, dag_id, utcnow())
+        elif uid is not None:
+            favorites.remove(conn, uid, dag_id)
     return Response(status_code=204)
+
+
+@router.post("/dags/{dag_id}/favorite", status_code=204, responses=_ANSWERS,
+             openapi_extra=AUTHENTICATED)
+def favorite_dag(request: Request, dag_id: str) -> Response:
+    """Star the DAG for you (it then lists under ``is_favorite=true``)."""
+    return _star(request, dag_id, True)
 
 
 @router.delete("/dags/{dag_id}/favorite", status_code=204, responses=_ANSWERS,
                openapi_extra=AUTHENTICATED)
 def unfavorite_dag(request: Request, dag_id: str) -> Response:
     """Remove your star from the DAG."""
-    username = _user(request)
-    with writing(request) as conn:
-        reads.dag_row(conn, dag_id)
-        uid = favorites.user_id(conn, username)
-        if uid is not None:
-            favorites.remove(conn, uid, dag_id)
-    return Response(status_code=204)
+    return _star(request, dag_id, False)
