@@ -17,6 +17,7 @@ from statewright.api.v2 import (
     hitl,
     misc,
     monitor,
+    state_stores,
     system,
     task_instances,
     tries,
@@ -32,7 +33,8 @@ ROUTERS = (monitor.version_router, monitor.router, dags.router, dags.errors_rout
            tries.router, task_instances.router, admin.connections, admin.variables, admin.pools,
            misc.event_logs, misc.assets, misc.backfills, bulk.router,
            # after misc.assets: /assets/{asset_id} must not take /assets/events
-           asset_extras.router, versions.router, versions.sources, hitl.router, system.config,
+           asset_extras.router, versions.router, versions.sources, state_stores.tasks,
+           state_stores.assets, hitl.router, system.config,
            system.jobs, system.plugins, system.providers, dag_meta.stats, dag_meta.warnings,
            dag_meta.tags, dag_meta.import_errors)
 
