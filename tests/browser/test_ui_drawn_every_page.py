@@ -18,7 +18,8 @@ document.addEventListener("securitypolicyviolation",
 PAGES = ["/", "/dags/orders", "/import-errors", "/assets",
          "/required-actions", "/connections", "/variables", "/users", "/event-logs",
          "/backfills", "/triggers", "/pools", "/api/docs", "/login",
-         "/dag-runs", "/task-instances", "/xcoms"]
+         "/dag-runs", "/task-instances", "/xcoms",
+         "/?owner=nobody&last_run_state=failed&paused=&favorite=true"]
 
 
 def test_every_page_loads_without_an_error_or_a_csp_violation(
@@ -48,6 +49,8 @@ def test_every_page_loads_without_an_error_or_a_csp_violation(
     page.click("#view-grid")
     page.locator("table.grid button.cell[data-task-id='check']").last.click()
     page.locator("#panel-log").wait_for()
+    page.select_option("#log-level", "40")  # the log viewer's filter and search
+    page.fill("#log-search", "amount")
     page.click("#panel-rendered-tab")
     page.locator("#panel-rendered p, #panel-rendered table").first.wait_for()
     page.wait_for_load_state("networkidle")
