@@ -63,10 +63,10 @@ def calendar(
     counts: Counter[tuple[datetime, str]] = Counter()
     with reading(request) as conn:
         row = reads.dag_row(conn, dag_id)
-        for moment, state in run_calendar.run_dates(
-                conn, dag_id, gte=logical_date_gte, lte=logical_date_lte,
-                gt=logical_date_gt, lt=logical_date_lt):
-            counts[(_bucket(moment, granularity), state)] += 1
+        for moment, state, n in run_calendar.run_counts(
+                conn, dag_id, hourly=granularity == "hourly", gte=logical_date_gte,
+                lte=logical_date_lte, gt=logical_date_gt, lt=logical_date_lt):
+            counts[(moment, state)] += n
     for moment in _planned(row, bounds):
         counts[(_bucket(moment, granularity), "planned")] += 1
     entries = [CalendarEntry(date=d, state=st, count=n)
