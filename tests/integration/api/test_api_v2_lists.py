@@ -84,7 +84,7 @@ def test_runs_batch(client: TestClient, seeded: dict[str, str]) -> None:
                                               "order_by": "-dag_id", "page_limit": 5})
     assert answer.status_code == 200, answer.text
     assert [r["dag_id"] for r in answer.json()["dag_runs"]] == ["producer", "etl"]
-    only = client.post(RUNS + "/list", json={"states": ["success"]}).json()
+    only = client.post(RUNS + "/list", json={"states": ["success", None]}).json()
     assert [r["dag_id"] for r in only["dag_runs"]] == ["producer"]
 
 
@@ -126,6 +126,8 @@ def test_xcom_entries_of_every_task(client: TestClient, seeded: dict[str, str]) 
         ("producer", "make", 0, "return_value"), ("producer", "make", 1, "return_value"),
         ("producer", "one", -1, "return_value")]
     assert _get(client, url, map_index=1)["total_entries"] == 1
+    assert _get(client, url, map_index=1, map_index_filter=1)["total_entries"] == 1
+    assert _get(client, url, map_index=1, map_index_filter=0)["total_entries"] == 0
     assert _get(client, url, task_id_pattern="ON")["xcom_entries"][0]["task_id"] == "one"
     run = seeded["producer"]
     one = _get(client, f"/api/v2/dags/producer/dagRuns/{run}/taskInstances/one/xcomEntries")

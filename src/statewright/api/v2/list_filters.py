@@ -87,7 +87,7 @@ def run_states(states: Sequence[str | None] | None) -> list[str]:
     """Airflow's run states with the statewright states answered as each (``running`` also
     finds ``paused`` runs); statewright's exact states are taken too."""
     known = {s.value for s in DagRunState}
-    bad = [s for s in states or [] if s not in known]
+    bad = [s for s in states or [] if s is not None and s not in known]
     if bad:
         raise ApiError(f"Invalid value for state: {', '.join(map(str, bad))}; use one of "
                        f"{', '.join(sorted(known))}")

@@ -258,7 +258,9 @@ def get_xcom_entries(
     """The XCom entries of a task instance, or of every task, run or DAG (``~``), without
     their values (``map_index``: only that map index)."""
     _exists(request, dag_id, dag_run_id, task_id)
-    indexes = [i for i in (map_index, map_index_filter) if i is not None]
+    indexes = sorted({i for i in (map_index, map_index_filter) if i is not None})
+    if len(indexes) > 1:
+        indexes = [-2]  # two different map indexes asked for at once: no entry has both
     f = bf.Filters(
         values=lf.values(dag_id=lf.one_or_all(dag_id), run_id=lf.one_or_all(dag_run_id),
                          task_id=lf.one_or_all(task_id), key=[xcom_key] if xcom_key else None,
