@@ -41,7 +41,8 @@ class LocalStore:
         return open(path, mode, **kwargs)  # the caller closes it
 
     def listdir(self, path: str) -> list[tuple[str, bool]]:
-        return sorted((e.name, e.is_dir()) for e in os.scandir(path))
+        with os.scandir(path) as listing:
+            return sorted((e.name, e.is_dir()) for e in listing)
 
     def files_under(self, path: str) -> Iterator[str]:
         """Every file under ``path``, as paths relative to it."""

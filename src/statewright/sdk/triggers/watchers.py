@@ -105,8 +105,8 @@ class DirectoryFileDeleteTrigger(BaseTrigger):
 def _take_first(directory: str, pattern: str) -> tuple[str, str] | None:
     """Move the oldest file matching ``pattern`` into ``.processed``: (original, new path)."""
     try:
-        entries = [e for e in os.scandir(directory)
-                   if e.is_file() and fnmatch.fnmatch(e.name, pattern)]
+        with os.scandir(directory) as listing:  # closed here, not whenever it is collected
+            entries = [e for e in listing if e.is_file() and fnmatch.fnmatch(e.name, pattern)]
     except FileNotFoundError:
         return None
     if not entries:
