@@ -68,6 +68,9 @@ class TaskPanel {
     this.xcoms = [];
     this.taskState = [];
     this.logCache.clear();
+    // the note (notes.js), kept across redraws; the task instance page shows it in #notes
+    this.noteBox = window.statewrightNotes && document.body.dataset.page !== "task_instance"
+      ? window.statewrightNotes.mount(this.key) : null;
     this.box.hidden = false;
     if (initial) this.render(initial.ti, initial.history);
     else this.box.replaceChildren(el("p", { class: "muted" }, "Loading…"));
@@ -171,7 +174,8 @@ class TaskPanel {
           { dataset: { key: x.key } }, el("th", { class: "mono" }, x.key),
           el("td", {}, el("code", {}, JSON.stringify(x.value))),
           el("td", { class: "muted small" }, `${x.retention}, try ${x.try_number}`)))))) : null;
-    this.box.replaceChildren(...[head, stateLine, message, facts, taskDoc(ti), actions, xcomBox,
+    this.box.replaceChildren(...[head, stateLine, message, facts, this.noteBox, taskDoc(ti),
+      actions, xcomBox,
       stateBox,
       triesBox,
       el("h3", {}, "State history"), historyTable(history.transitions)].filter(Boolean));
