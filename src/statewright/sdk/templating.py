@@ -22,7 +22,7 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import jinja2
 import jinja2.exceptions
@@ -258,7 +258,7 @@ def render_task_fields(task: BaseOperator, context: Mapping[str, Any],
     if not task.template_fields:
         return {}  # nothing to render: no environment is built (the common no-op task)
     if env is None:
-        env = create_template_env(task.dag)
+        env = cast(jinja2.Environment, _EnvOnFirstUse(task.dag))
     jinja_context = dict(context)
     macros = getattr(task.dag, "user_defined_macros", None) or {}
     jinja_context.update(macros)
@@ -277,6 +277,21 @@ def render_task_fields(task: BaseOperator, context: Mapping[str, Any],
             raise TemplateRenderError(
                 f"task {task.task_id!r}, field {name!r}: {detail}") from exc
     return rendered
+
+
+class _EnvOnFirstUse:
+    """The DAG's environment, built when a field first renders a string or a file: the fields
+    of most tasks hold none (a ``@task``'s empty ``op_args``), and building a sandboxed Jinja
+    environment is a good part of a no-op try's cost."""
+
+    def __init__(self, dag: DAG | None) -> None:
+        self._dag = dag
+        self._env: jinja2.Environment | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._env is None:
+            self._env = create_template_env(self._dag)
+        return getattr(self._env, name)
 
 
 @contextmanager

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, tuple_
+from sqlalchemy import Connection, select
 
 from statewright.db.tables_templating import rendered_task_instance_fields as rtif
 
@@ -27,27 +27,29 @@ class RenderedTry:
 
 def record(conn: Connection, tries: Sequence[RenderedTry], now: datetime) -> None:
     """Store what each try rendered, replacing what the same try stored before (a resumed
-    deferral renders again)."""
+    deferral renders again): one upsert on the primary key (a delete and an insert cost twice
+    as much in the pool's apply transaction, and nearly every try stores its row once)."""
     if not tries:
         return
-    keys = [(t.task_instance_id, t.try_number) for t in tries]
-    conn.execute(_delete_tries(), {"keys": keys})
-    conn.execute(_insert(), [
+    conn.execute(_upsert(conn.dialect.name), [
         {"task_instance_id": t.task_instance_id, "try_number": t.try_number, "dag_id": t.dag_id,
          "run_id": t.run_id, "task_id": t.task_id, "rendered_fields": t.rendered_fields,
          "created_at": now} for t in tries])
 
 
 @functools.cache
-def _delete_tries() -> Any:
-    """Built once (an apply transaction runs it while it holds SQLite's write lock)."""
-    return delete(rtif).where(tuple_(rtif.c.task_instance_id, rtif.c.try_number).in_(
-        bindparam("keys", expanding=True)))
+def _upsert(dialect: str) -> Any:
+    """Built once per dialect (an apply transaction runs it while it holds SQLite's write
+    lock)."""
+    from sqlalchemy.dialects import postgresql, sqlite
 
-
-@functools.cache
-def _insert() -> Any:
-    return insert(rtif)
+    stmt = (postgresql.insert(rtif) if dialect == "postgresql" else sqlite.insert(rtif))
+    return stmt.on_conflict_do_update(
+        index_elements=[rtif.c.task_instance_id, rtif.c.try_number],
+        set_={"dag_id": stmt.excluded.dag_id, "run_id": stmt.excluded.run_id,
+              "task_id": stmt.excluded.task_id,
+              "rendered_fields": stmt.excluded.rendered_fields,
+              "created_at": stmt.excluded.created_at})
 
 
 def for_task_instance(conn: Connection, task_instance_id: int) -> list[RenderedTry]:

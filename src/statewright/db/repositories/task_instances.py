@@ -125,9 +125,7 @@ def runs_in_states(conn: Connection, run_ids: Sequence[int], states: Iterable[st
     if conn.dialect.name == "postgresql":
         rows = conn.execute(_PG_STATE_PROBES, {"ids": list(run_ids), "states": list(states)})
     else:
-        rows = conn.execute(
-            select(ti.dag_run_id, ti.state).distinct()
-            .where(ti.state.in_(list(states)), ti.dag_run_id.in_(list(run_ids))))
+        rows = conn.execute(_runs_in_states(), {"ids": list(run_ids), "states": list(states)})
     out: dict[int, set[str]] = {}
     for run_pk, state in rows.all():
         out.setdefault(run_pk, set()).add(state)
@@ -170,10 +168,24 @@ def runs_without_states(conn: Connection, run_ids: Sequence[int], states: Iterab
         return set()
     if conn.dialect.name == "postgresql":
         return set(run_ids) - set(runs_in_states(conn, run_ids, states))
+    return set(conn.execute(_runs_without_states(), {"ids": list(run_ids),
+                                                     "states": list(states)}).scalars().all())
+
+
+@functools.cache
+def _runs_in_states() -> Any:
+    """Built once: the scheduler's probe runs it on every pass."""
+    return (select(ti.dag_run_id, ti.state).distinct()
+            .where(ti.state.in_(bindparam("states", expanding=True)),
+                   ti.dag_run_id.in_(bindparam("ids", expanding=True))))
+
+
+@functools.cache
+def _runs_without_states() -> Any:
     run = dag_run.c
-    held = select(ti.id).where(ti.dag_run_id == run.id, ti.state.in_(list(states))).exists()
-    return set(conn.execute(select(run.id).where(run.id.in_(list(run_ids)), ~held))
-               .scalars().all())
+    held = select(ti.id).where(ti.dag_run_id == run.id,
+                               ti.state.in_(bindparam("states", expanding=True))).exists()
+    return select(run.id).where(run.id.in_(bindparam("ids", expanding=True)), ~held)
 
 
 def count_active_by_dag(conn: Connection, dag_ids: Iterable[str]) -> dict[str, int]:

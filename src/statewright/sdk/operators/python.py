@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import types
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -25,10 +27,9 @@ def determine_kwargs(
     callable with ``**kwargs`` receives everything.
     """
     try:
-        signature = inspect.signature(function)
+        parameters = _parameters(function)
     except (TypeError, ValueError):  # some builtins have no signature: give them nothing extra
         return {}
-    parameters = signature.parameters
     for name in list(parameters)[: len(args)]:
         if name in context:
             raise ValueError(
@@ -42,6 +43,22 @@ def determine_kwargs(
         for name, p in parameters.items()
         if name in context and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
     }
+
+
+_SIGNATURES: weakref.WeakKeyDictionary[Any, Mapping[str, inspect.Parameter]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _parameters(function: Callable[..., Any]) -> Mapping[str, inspect.Parameter]:
+    """``inspect.signature(function).parameters``, kept per plain function (a task process
+    calls the same callables try after try; reading a signature is a good part of a no-op
+    try's cost)."""
+    if not isinstance(function, types.FunctionType):
+        return inspect.signature(function).parameters
+    found = _SIGNATURES.get(function)
+    if found is None:
+        found = _SIGNATURES[function] = inspect.signature(function).parameters
+    return found
 
 
 class PythonOperator(BaseOperator):
