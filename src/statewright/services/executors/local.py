@@ -93,6 +93,12 @@ class LocalExecutor:
             in_flight = sum(self._in_flight.values())
         return max(0, self.parallelism + self.queue_depth - in_flight)
 
+    def backlog(self) -> int:
+        """Tries handed to the supervisor beyond its processes (they wait for one to be
+        free): more than 0 means every process has its next try."""
+        with self._lock:
+            return sum(self._in_flight.values()) - self.parallelism
+
     def queue_workloads(self, ti_ids: Sequence[int]) -> None:
         ids = list(ti_ids)
         if not ids:

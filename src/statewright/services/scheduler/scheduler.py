@@ -112,6 +112,12 @@ class SchedulerConfig:
     driven by time or by other writers, not by the task instance that just ended) run at most
     this often; a step that did work runs again on the next pass. ``run_once`` alone runs them
     every time."""
+    busy_pass_seconds: float = 0.004
+    """While the executor holds more tries than it has processes (each process has its next
+    try waiting), a pass woken by a try's end comes at most this long after the previous pass
+    began: the tries that end meanwhile are queued by one pass, not one pass each (the probe,
+    the choice and the write transaction cost the same for one task instance as for ten). A
+    chain's next link, or any pass while a process is idle, is never held back. 0: never."""
     only_runs: frozenset[int] | None = None
     """Limit this scheduler to these runs (``dag.test()`` on a shared database); no housekeeping
     of other runs' task instances then."""
@@ -160,6 +166,7 @@ class Scheduler:
         # Big runs evaluated lately: run key → monotonic time before which it waits.
         self._evaluate_after: dict[int, float] = {}
         self._steps_after = 0.0  # monotonic time before which a busy loop skips extra steps
+        self._pass_began = 0.0
         self.index = RunIndex()  # the running runs' task instances, refreshed from the history
 
     def _heartbeat_job(self) -> None:
@@ -214,6 +221,7 @@ class Scheduler:
                     continue
                 self._wake.wait(self._idle_wait())
                 self._wake.clear()
+                self._hold_while_busy(stop)
         finally:
             if self.job_id is not None:
                 with contextlib.suppress(Exception), transaction(self.engine) as conn:
@@ -221,6 +229,16 @@ class Scheduler:
             if self._remove_listener:
                 self._remove_listener()
                 self._remove_listener = None
+
+    def _hold_while_busy(self, stop: threading.Event) -> None:
+        """``busy_pass_seconds``: wait out the rest of it while the executor's processes all
+        have a try waiting."""
+        backlog = getattr(self.executor, "backlog", None)
+        if self.config.busy_pass_seconds <= 0 or backlog is None or backlog() <= 0:
+            return
+        rest = self._pass_began + self.config.busy_pass_seconds - time.monotonic()
+        if rest > 0:
+            stop.wait(rest)
 
     def _warn_of_other_schedulers_on_sqlite(self, conn: Connection) -> None:
         """Schedulers serialize their queueing on PostgreSQL only: on SQLite, a second one could
@@ -245,7 +263,8 @@ class Scheduler:
 
     def _pass(self) -> LoopStats:
         """One pass of the service loop: the extra steps only when due (``steps_every``)."""
-        steps = time.monotonic() >= self._steps_after
+        self._pass_began = time.monotonic()
+        steps = self._pass_began >= self._steps_after
         stats = self.run_once(steps=steps)
         if steps and not stats.steps_worked:
             self._steps_after = time.monotonic() + self.config.steps_every
