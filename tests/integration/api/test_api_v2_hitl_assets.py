@@ -63,7 +63,9 @@ def _assets(engine: Engine) -> dict[str, int]:
         EmptyOperator(task_id="use")
     with DAG("both", schedule=orders | refunds) as both:
         EmptyOperator(task_id="use")
-    serialized = [store_dag(engine, d) for d in (producer, consumer, both)]
+    with DAG("refunder") as refunder:
+        EmptyOperator(task_id="refund", outlets=[refunds])
+    serialized = [store_dag(engine, d) for d in (producer, consumer, both, refunder)]
     with transaction(engine) as conn:
         sync_dag_assets(conn, serialized, utcnow())
     return {}
@@ -108,3 +110,18 @@ def test_assets_aliases_events_and_queued_events(client: TestClient, engine: Eng
     assert client.get(f"{V2}/assets/{orders}/queuedEvents").status_code == 404
     again = client.delete(f"{V2}/dags/consumer/assets/queuedEvents")
     assert again.status_code == 404 and "consumer" in again.json()["detail"]
+
+
+def test_materialize_triggers_the_producing_dag(client: TestClient, engine: Engine) -> None:
+    _assets(engine)
+    ids = {a["name"]: a["id"] for a in client.get(f"{V2}/assets").json()["assets"]}
+    run = client.post(f"{V2}/assets/{ids['orders']}/materialize",
+                      json={"dag_run_id": "materialized", "conf": {"why": "backfill"}})
+    assert run.status_code == 200, run.text
+    assert (run.json()["dag_id"], run.json()["dag_run_id"], run.json()["state"]) == (
+        "producer", "materialized", "queued")
+    assert client.get(f"{V2}/dags/producer/dagRuns/materialized").json()["conf"] == {
+        "why": "backfill"}
+    both = client.post(f"{V2}/assets/{ids['refunds']}/materialize")
+    assert both.status_code == 409 and "producer, refunder" in both.json()["detail"]
+    assert client.post(f"{V2}/assets/999999/materialize").status_code == 404

@@ -5,10 +5,11 @@ and PostgreSQL."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from api_helpers import add_runs
+from api_helpers import add_runs, store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from test_api_dag_versions import sync
@@ -157,3 +158,25 @@ def test_settings_refuse_an_unknown_expose_config(tmp_path: Path) -> None:
 
 def test_settings_default_hides_config(settings: Settings) -> None:
     assert settings.expose_config == "false"
+
+
+def test_backfill_dry_run_and_order(client: TestClient, engine: Engine) -> None:
+    with DAG("daily", schedule="@daily", start_date=datetime(2026, 1, 1, tzinfo=UTC)) as dag:
+        EmptyOperator(task_id="load")
+    store_dag(engine, dag)
+    body = {"dag_id": "daily", "from_date": "2026-01-01T00:00:00Z",
+            "to_date": "2026-01-03T00:00:00Z"}
+    dry = client.post(f"{V2}/backfills/dry_run", json=body).json()
+    assert [d["logical_date"][:10] for d in dry["backfills"]] == [
+        "2026-01-01", "2026-01-02", "2026-01-03"]
+    assert client.get(f"{V2}/backfills", params={"dag_id": "daily"}).json()[
+        "total_entries"] == 0  # a dry run changes nothing
+    first = client.post(f"{V2}/backfills", json=body).json()["id"]
+    client.put(f"{V2}/backfills/{first}/cancel")
+    second = client.post(f"{V2}/backfills", json={**body, "to_date": "2026-01-02T00:00:00Z"}
+                         ).json()["id"]
+    ids = [b["id"] for b in client.get(f"{V2}/backfills", params={
+        "dag_id": "daily", "order_by": "-id"}).json()["backfills"]]
+    assert ids == [second, first]
+    assert client.get(f"{V2}/backfills", params={"dag_id": "daily", "order_by": "dag_id"}
+                      ).status_code == 400

@@ -1,6 +1,6 @@
-"""``/api/v2`` one asset, asset aliases, and the queued asset events of DAGs (the events an
-asset-scheduled DAG has received and not yet consumed into a run): read them, or delete them
-so that no run is triggered by them."""
+"""``/api/v2`` one asset, materializing it (a run of the DAG that produces it), asset aliases,
+and the queued asset events of DAGs (the events an asset-scheduled DAG has received and not
+yet consumed into a run): read them, or delete them so that no run is triggered by them."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from statewright.api.deps import Offset, reading, writing
-from statewright.api.errors import NotFound
+from statewright.api.errors import Conflict, NotFound
+from statewright.api.v2 import dag_runs as v2_runs
+from statewright.api.v2 import schemas as v2v
 from statewright.api.v2 import schemas_admin as v2a
 from statewright.api.v2 import schemas_system as v2
-from statewright.api.v2.common import NOT_FOUND, PageLimit
+from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit
 from statewright.api.v2.misc import asset_list, one_asset
 from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, listed
 from statewright.db.repositories import asset_events as event_repo
@@ -58,6 +60,24 @@ def get_asset(request: Request, asset_id: AssetId) -> v2a.Asset:
     if found is None:
         raise NotFound(f"The Asset with ID: `{asset_id}` was not found")
     return one_asset(found)
+
+
+@router.post("/assets/{asset_id}/materialize", response_model=v2v.DagRunResponse,
+             responses={**NOT_FOUND, **CONFLICT})
+def materialize_asset(request: Request, asset_id: AssetId,
+                      body: v2v.TriggerDagRunBody | None = None) -> v2v.DagRunResponse:
+    """Trigger a run of the DAG whose task produces the asset (409 when several DAGs do), as
+    ``POST /dags/{dag_id}/dagRuns`` with the same body."""
+    found = next((a for a in asset_list(request) if a["id"] == asset_id), None)
+    if found is None:
+        raise NotFound(f"The Asset with ID: `{asset_id}` was not found")
+    dags = sorted({p["dag_id"] for p in found["producing_tasks"]})
+    if not dags:
+        raise NotFound(f"No DAG materializes asset with ID: {asset_id}")
+    if len(dags) > 1:
+        raise Conflict(f"More than one DAG materializes asset with ID: {asset_id} "
+                       f"({', '.join(dags)}); trigger one of them. Nothing was created.")
+    return v2_runs.trigger_dag_run(request, dags[0], body or v2v.TriggerDagRunBody())
 
 
 def _queued(request: Request, dag_id: str | None, asset_id: int | None,

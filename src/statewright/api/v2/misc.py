@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
@@ -15,7 +16,7 @@ from statewright.api.routers import backfills as v1_backfills
 from statewright.api.v2 import schemas_admin as v2a
 from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit, display_name
 from statewright.api.v2.event_logs import router as event_logs
-from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, listed, sort_spec
+from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, every, listed, sort_spec
 from statewright.db.repositories import asset_events as event_repo
 
 __all__ = ["asset_list", "assets", "backfills", "event_logs", "one_asset"]
@@ -146,11 +147,13 @@ def _backfill(request: Request, b: v1_backfills.BackfillResponse) -> v2a.Backfil
 
 @backfills.get("/backfills", response_model=v2a.BackfillCollection)
 def list_backfills(request: Request, dag_id: Annotated[str, Query()], limit: PageLimit = 50,
-                   offset: Offset = 0) -> v2a.BackfillCollection:
-    """The backfills of a DAG."""
-    page = v1_backfills.list_backfills(request, dag_id=dag_id, limit=limit, offset=offset)
-    return v2a.BackfillCollection(backfills=[_backfill(request, b) for b in page.backfills],
-                                  total_entries=page.total_entries)
+                   offset: Offset = 0, order_by: OrderBy = None) -> v2a.BackfillCollection:
+    """The backfills of a DAG (by id; ``order_by=-id``: newest first)."""
+    rows = every(partial(v1_backfills.list_backfills, request, dag_id), "backfills")
+    page, total = listed(rows, lambda b: None, None, None, order_by, {"id": "id"}, limit,
+                         offset)
+    return v2a.BackfillCollection(backfills=[_backfill(request, b) for b in page],
+                                  total_entries=total)
 
 
 BackfillId = Annotated[int, Path(ge=1, le=2**31 - 1)]
@@ -160,9 +163,23 @@ BackfillId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 def create_backfill(request: Request, body: v2a.BackfillPostBody) -> v2a.Backfill:
     """Create a backfill of a DAG's scheduled times in ``from_date``..``to_date`` (the same
     service as ``statewright backfill``; runs on the DAG's current version)."""
-    made = v1_backfills.create_backfill(request, v1_backfills.BackfillPostBody(
-        **body.model_dump(exclude={"run_on_latest_version"})))
+    made = v1_backfills.create_backfill(request, _v1_body(body))
     return _backfill(request, made)
+
+
+def _v1_body(body: v2a.BackfillPostBody) -> v1_backfills.BackfillPostBody:
+    return v1_backfills.BackfillPostBody(**body.model_dump(exclude={"run_on_latest_version"}))
+
+
+@backfills.post("/backfills/dry_run", response_model=v2a.DryRunBackfillCollection,
+                responses={**NOT_FOUND, **CONFLICT})
+def create_backfill_dry_run(request: Request, body: v2a.BackfillPostBody
+                            ) -> v2a.DryRunBackfillCollection:
+    """The logical dates a backfill would run (create or run again); nothing is changed."""
+    plan = v1_backfills.create_backfill_dry_run(request, _v1_body(body))
+    dates = [v2a.DryRunBackfill(logical_date=d.logical_date) for d in plan.backfills
+             if d.action != "skip"]
+    return v2a.DryRunBackfillCollection(backfills=dates, total_entries=len(dates))
 
 
 @backfills.get("/backfills/{backfill_id}", response_model=v2a.Backfill, responses=NOT_FOUND)

@@ -212,3 +212,14 @@ class BackfillPostBody(BaseModel):
 class BackfillCollection(BaseModel):
     backfills: list[Backfill]
     total_entries: int
+
+
+class DryRunBackfill(BaseModel):
+    logical_date: datetime | None = None
+    partition_key: str | None = None
+    partition_date: datetime | None = None
+
+
+class DryRunBackfillCollection(BaseModel):
+    backfills: list[DryRunBackfill]
+    total_entries: int
