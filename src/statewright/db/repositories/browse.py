@@ -142,26 +142,27 @@ def grid_cells(conn: Connection, dag_run_ids: Sequence[int], message_chars: int 
     return _grid_rows(conn, dag_run_ids, ti.start_date, ti.end_date, message_chars)
 
 
-def grid_cells_compact(conn: Connection, dag_run_ids: Sequence[int], message_chars: int = 200
-                       ) -> Iterator[Any]:
+def grid_cells_compact(conn: Connection, dag_run_ids: Sequence[int], message_chars: int = 200,
+                       task_ids: Sequence[str] | None = None) -> Iterator[Any]:
     """``grid_cells`` with ``start_date`` and ``end_date`` as epoch milliseconds (UTC, rounded
     to the millisecond), computed by the database: no datetime is built for the 50,000 dates of
-    a big grid."""
+    a big grid. ``task_ids``: only these tasks' cells."""
     start, end = (_epoch_ms(conn, column).label(column.name)
                   for column in (ti.start_date, ti.end_date))
-    return _grid_rows(conn, dag_run_ids, start, end, message_chars)
+    return _grid_rows(conn, dag_run_ids, start, end, message_chars, task_ids)
 
 
 def _grid_rows(conn: Connection, dag_run_ids: Sequence[int], start: Any, end: Any,
-               message_chars: int) -> Iterator[Any]:
+               message_chars: int, task_ids: Sequence[str] | None = None) -> Iterator[Any]:
     if not dag_run_ids:
         return
-    result = conn.execute(
-        select(ti.dag_run_id, ti.task_id, ti.map_index, ti.state, ti.state_name,
-               func.substr(ti.state_message, 1, message_chars).label("state_message"),
-               ti.try_number, ti.max_tries, start, end, ti.duration, ti.dag_version_id)
-        .where(ti.dag_run_id.in_(list(dag_run_ids)))
-    )
+    query = (select(ti.dag_run_id, ti.task_id, ti.map_index, ti.state, ti.state_name,
+                    func.substr(ti.state_message, 1, message_chars).label("state_message"),
+                    ti.try_number, ti.max_tries, start, end, ti.duration, ti.dag_version_id)
+             .where(ti.dag_run_id.in_(list(dag_run_ids))))
+    if task_ids is not None:
+        query = query.where(ti.task_id.in_(list(task_ids)))
+    result = conn.execute(query)
     for part in result.partitions(100):
         yield from part
 
