@@ -88,13 +88,20 @@ ROLES = (("multiprocessing.spawn", "scheduler"),)
 
 
 def _wait_run(engine: Any, dag_id: str, run_id: str, timeout: float) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with engine.connect() as conn:
-            run = run_repo.get_by_run_id(conn, dag_id, run_id)
-        if run.state in ("success", "failed"):
-            return str(run.state)
-        time.sleep(0.02)
+    """Poll the run's state: one kept connection and one small read per poll, every 20 ms at
+    first and then at most every 0.5 % of the time waited so far, up to 0.1 s (this process's
+    CPU is in the figures: a checkout and a whole-row read every 20 ms cost 0.3 ms per task
+    instance of a fan-out of 2,000 on a busy host)."""
+    started = time.monotonic()
+    deadline = started + timeout
+    read = text("SELECT state FROM dag_run WHERE dag_id = :d AND run_id = :r")
+    with engine.connect() as conn:
+        while time.monotonic() < deadline:
+            state = conn.execute(read, {"d": dag_id, "r": run_id}).scalar()
+            conn.rollback()  # the next read sees what committed since
+            if state in ("success", "failed"):
+                return str(state)
+            time.sleep(min(0.1, 0.02 + 0.005 * (time.monotonic() - started)))
     return "timeout"
 
 
