@@ -111,3 +111,11 @@ def test_list_filters_patterns_and_order(client: TestClient) -> None:
     client.post(f"{V2}/connections", json={"connection_id": "wh_1", "conn_type": "postgres"})
     conns = client.get(f"{V2}/connections", params={"connection_id_pattern": "wh"}).json()
     assert [c["connection_id"] for c in conns["connections"]] == ["wh_1"]
+
+
+def test_connection_test_is_off_by_default(client: TestClient) -> None:
+    body = {"connection_id": "probe", "conn_type": "sqlite", "host": "/nonexistent.db"}
+    refused = client.post(f"{V2}/connections/test", json=body)
+    assert refused.status_code == 403
+    assert "STATEWRIGHT_TEST_CONNECTION" in refused.json()["detail"]
+    assert client.post(f"{V2}/connections/test", json={"conn_type": "x"}).status_code == 422

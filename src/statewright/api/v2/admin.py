@@ -68,6 +68,14 @@ def post_connection(request: Request, body: v2.ConnectionBody) -> v2.Connection:
     return _connection(v1_secrets.post_connection(request, _connection_in(body)))
 
 
+@connections.post("/connections/test", response_model=v1_secrets.ConnectionTestOut,
+                  openapi_extra=ADMIN, responses={403: {"description": "Testing is off"}})
+def test_connection(request: Request, body: v2.ConnectionBody) -> v1_secrets.ConnectionTestOut:
+    """Test a connection given in full, not stored (off unless
+    ``STATEWRIGHT_TEST_CONNECTION=Enabled``; the same checks as ``/api/v1``)."""
+    return v1_secrets.post_connection_test(request, _connection_in(body))
+
+
 @connections.patch("/connections/{connection_id}", response_model=v2.Connection,
                    response_model_by_alias=True, openapi_extra=ADMIN, responses=NOT_FOUND)
 def patch_connection(request: Request, connection_id: str, body: v2.ConnectionBody,
