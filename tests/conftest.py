@@ -15,9 +15,15 @@ from functools import cache
 import pytest
 from sqlalchemy import Engine, create_engine, text
 
+import statewright.config
 from statewright.db.engine import make_engine
 from statewright.db.migrate import migrate
 from statewright.db.tables import metadata
+
+# The suite's DAGs run when triggered: new DAGs start unpaused here (tests of the default turn
+# it back on), in this process and in the servers and CLIs the tests start.
+statewright.config.DAGS_ARE_PAUSED_AT_CREATION = False
+os.environ["STATEWRIGHT_DAGS_ARE_PAUSED_AT_CREATION"] = "false"
 
 PG_ADMIN_URL = os.environ.get(
     "STATEWRIGHT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

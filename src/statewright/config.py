@@ -55,6 +55,15 @@ def _bool(env: Mapping[str, str], key: str, default: bool) -> bool:
     raise ConfigurationError(f"{key}={raw!r} is not a boolean; use true or false.")
 
 
+def _named(env: Mapping[str, str], name: str, *, section: str) -> str:
+    """The variable a setting is read from: ``STATEWRIGHT_<NAME>`` when it is set, else
+    Airflow's ``AIRFLOW__<SECTION>__<NAME>`` when that is, so a team's environment carries
+    over; error messages name the variable that was read."""
+    ours = f"STATEWRIGHT_{name}"
+    theirs = f"AIRFLOW__{section}__{name}"
+    return theirs if env.get(ours) in (None, "") and env.get(theirs) not in (None, "") else ours
+
+
 def _positive(env: Mapping[str, str], key: str, read: Callable[..., N], default: N) -> N:
     value = read(env, key, default)
     if value <= 0:
@@ -63,6 +72,8 @@ def _positive(env: Mapping[str, str], key: str, read: Callable[..., N], default:
     return value
 
 
+DAGS_ARE_PAUSED_AT_CREATION = True
+"""Airflow's default for ``[core] dags_are_paused_at_creation`` (the test suite turns it off)."""
 EXECUTORS = ("local", "celery")
 EXPOSE_CONFIG = ("false", "true", "non-sensitive-only")
 
@@ -95,7 +106,9 @@ class Settings:
     database_wait_seconds: float = 120.0
     """A service (scheduler, triggerer, DAG processor, worker) that starts while its database is
     unreachable tries again, with backoff, for this long before it exits."""
-    dags_are_paused_at_creation: bool = False
+    dags_are_paused_at_creation: bool = DAGS_ARE_PAUSED_AT_CREATION
+    """A new DAG starts paused unless its ``is_paused_upon_creation`` says otherwise
+    (Airflow's ``[core] dags_are_paused_at_creation``, on by default)."""
     load_examples: bool = False
     fernet_key: str | None = None
     triggerer_capacity: int = 1000
@@ -191,7 +204,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         shutdown_grace_seconds=_non_negative(env, "STATEWRIGHT_SHUTDOWN_GRACE_SECONDS", 20.0),
         queued_timeout_seconds=_float(env, "STATEWRIGHT_QUEUED_TIMEOUT_SECONDS", 600.0),
         database_wait_seconds=_non_negative(env, "STATEWRIGHT_DATABASE_WAIT_SECONDS", 120.0),
-        dags_are_paused_at_creation=_bool(env, "STATEWRIGHT_DAGS_ARE_PAUSED_AT_CREATION", False),
+        dags_are_paused_at_creation=_bool(
+            env, _named(env, "DAGS_ARE_PAUSED_AT_CREATION", section="CORE"),
+            DAGS_ARE_PAUSED_AT_CREATION),
         load_examples=_bool(env, "STATEWRIGHT_LOAD_EXAMPLES", False),
         fernet_key=env.get("STATEWRIGHT_FERNET_KEY") or None,
         triggerer_capacity=_int(env, "STATEWRIGHT_TRIGGERER_CAPACITY", 1000),

@@ -520,7 +520,8 @@ def api_server(app: App, host: str | None, port: int | None) -> None:
 
 
 def _start_examples(app: App, stop: threading.Event) -> threading.Thread:
-    """Load the bundled example DAGs and give each one a first run."""
+    """Load the bundled example DAGs and give each one a first run; an example that has not
+    run yet is unpaused (new DAGs start paused), one that has keeps what its user chose."""
     from statewright.cli.commands.scheduling import processor_for
     from statewright.core.clock import utcnow
     from statewright.db.engine import transaction
@@ -533,9 +534,25 @@ def _start_examples(app: App, stop: threading.Event) -> threading.Thread:
     with transaction(app.engine) as conn:
         for dag_id in example_ids:
             if not run_repo.list_runs(conn, dag_id, 1):
-                trigger_dag(conn, dag_id, now=utcnow(), actor=Actor.USER)
-                console.print(f"example DAG [bold]{dag_id}[/]: first run triggered")
+                now = utcnow()
+                _unpause_example(conn, dag_id, now)
+                trigger_dag(conn, dag_id, now=now, actor=Actor.USER)
+                console.print(f"example DAG [bold]{dag_id}[/]: unpaused, first run triggered")
     return start_thread(proc.run_forever, "example-dag-processor", stop)
+
+
+def _unpause_example(conn: Any, dag_id: str, now: Any) -> None:
+    """Unpause an example DAG created paused, with an audit row saying who and why."""
+    from statewright.db.repositories import audit
+    from statewright.db.repositories import dags as dag_repo
+
+    row = dag_repo.get_dag(conn, dag_id)
+    if row is None or not row.is_paused:
+        return
+    dag_repo.set_paused(conn, dag_id, False)
+    audit.record(conn, at=now, username="standalone", action="unpause", method="", path="",
+                 outcome="success", status_code=0, dag_id=dag_id, target=dag_id,
+                 detail="bundled example unpaused by standalone --examples")
 
 
 def _example_ids(app: App) -> list[str]:

@@ -26,6 +26,13 @@ def record(conn: Connection, *, at: datetime, username: str | None, action: str,
         client_address=(client_address or None) and client_address[:64], detail=detail))
 
 
+def record_many(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """Rows a service writes in one go (each with every column of ``record`` but the address),
+    e.g. the DAG processor's pauses at creation."""
+    if rows:
+        conn.execute(insert(audit_log), [{"client_address": None, **r} for r in rows])
+
+
 def page(conn: Connection, *, limit: int, offset: int, dag_id: str | None = None,
          username: str | None = None, action: str | None = None, outcome: str | None = None,
          ) -> tuple[list[Any], int]:

@@ -30,7 +30,7 @@ from sqlalchemy import Connection
 
 from statewright.core.errors import DagDefinitionError
 from statewright.core.timetables import serialize_timetable
-from statewright.db.repositories import dag_files, import_errors
+from statewright.db.repositories import audit, dag_files, import_errors
 from statewright.db.repositories import dags as dag_repo
 from statewright.services.dag_processor.asset_refs import schedule_summary, sync_dag_assets
 from statewright.services.dag_processor.importer import ImportOutcome
@@ -99,6 +99,8 @@ class FileSync:
             results[item.path] = self._file(item, previous_ids, active.get(item.path, set()),
                                             states, batch)
         dag_repo.insert_synced_many(conn, batch.inserts)
+        audit.record_many(conn, [_paused_at_creation(r, now) for r in batch.inserts
+                                 if r["paused"]])
         write_versions(conn, batch.synced, now)
         sync_dag_assets(conn, batch.changed, now)
         dag_repo.touch_parsed(conn, batch.unchanged, now)
@@ -215,6 +217,23 @@ class FileSync:
         if _task_ids(old) != _task_ids(ser):
             reconcile_runs(conn, DagView(ser, new_hash), now=now)
         return True
+
+
+PAUSED_AT_CREATION = "paused_at_creation"
+"""The audit log action of a new DAG the DAG processor created paused."""
+DAG_PROCESSOR = "dag_processor"
+
+
+def _paused_at_creation(insert: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The audit row of a DAG created paused, naming why (its own flag or the setting)."""
+    dag_id = insert["serialized"]["dag_id"]
+    why = ("its is_paused_upon_creation=True"
+           if insert["serialized"].get("is_paused_upon_creation") else
+           "[core] dags_are_paused_at_creation (STATEWRIGHT_DAGS_ARE_PAUSED_AT_CREATION)")
+    return {"at": now, "username": DAG_PROCESSOR, "action": PAUSED_AT_CREATION, "method": "",
+            "path": "", "outcome": "success", "status_code": 0, "dag_id": dag_id,
+            "target": dag_id, "detail": f"new DAG paused at creation per {why}; "
+                                        "unpause it to let it run"}
 
 
 @dataclass
