@@ -7,6 +7,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from playwright.sync_api import expect
+
+# A loaded machine (two cores, several browsers) can take more than Playwright's default 5 s
+# to draw a page: the waits are for events, so a long limit costs nothing when all is well.
+expect.set_options(timeout=30_000)
+
 WATCH_CSP = """
 window.__csp = [];
 document.addEventListener("securitypolicyviolation",
