@@ -74,3 +74,14 @@ def test_the_dag_list_page_reads_its_filters(client: TestClient, engine: Engine)
     assert page.status_code == 200 and '"ann_dag"' in page.text and '"other"' not in page.text
     assert client.get("/", params={"last_run_state": "sleepy"}).status_code == 422
     assert client.get("/", params={"favorite": "maybe"}).status_code == 422
+
+
+def test_api_v2_stars_as_airflow_does(client: TestClient, engine: Engine) -> None:
+    store_dag(engine, chain_dag("a", 1))
+    assert client.post("/api/v2/dags/a/favorite").status_code == 204
+    assert _ids(client, is_favorite="true") == ["a"]  # the same stars as /api/v1 and the UI
+    assert client.post("/api/v2/dags/a/unfavorite").status_code == 204
+    again = client.post("/api/v2/dags/a/unfavorite")
+    assert again.status_code == 409 and "not marked as a favorite" in again.json()["detail"]
+    assert client.post("/api/v2/dags/nope/favorite").status_code == 404
+    assert client.post("/api/v2/dags/nope/unfavorite").status_code == 404

@@ -24,17 +24,23 @@ def _user(request: Request) -> str:
     return str(identity.username)
 
 
-def _star(request: Request, dag_id: str, starred: bool) -> Response:
+def star(request: Request, dag_id: str, starred: bool) -> bool:
+    """Star (or unstar) the DAG for the user asking; False when nothing changed."""
     username = _user(request)
     with writing(request) as conn:
         reads.dag_row(conn, dag_id)
         uid = favorites.user_id(conn, username)
         if uid is None and starred:
             raise BadRequest(f"User {username!r} is not stored: stars are kept per stored user.")
-        if uid is not None and starred:
-            favorites.add(conn, uid, dag_id, utcnow())
-        elif uid is not None:
-            favorites.remove(conn, uid, dag_id)
+        if uid is None:
+            return False
+        if starred:
+            return favorites.add(conn, uid, dag_id, utcnow())
+        return favorites.remove(conn, uid, dag_id)
+
+
+def _star(request: Request, dag_id: str, starred: bool) -> Response:
+    star(request, dag_id, starred)
     return Response(status_code=204)
 
 

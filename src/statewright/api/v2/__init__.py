@@ -14,6 +14,7 @@ from statewright.api.v2 import (
     dag_meta,
     dag_runs,
     dags,
+    favorites,
     hitl,
     misc,
     monitor,
@@ -36,6 +37,6 @@ ROUTERS = (monitor.version_router, monitor.router, dags.router, dags.errors_rout
            asset_extras.router, versions.router, versions.sources, state_stores.tasks,
            state_stores.assets, hitl.router, system.config,
            system.jobs, system.plugins, system.providers, dag_meta.stats, dag_meta.warnings,
-           dag_meta.tags, dag_meta.import_errors)
+           dag_meta.tags, dag_meta.import_errors, favorites.router)
 
 __all__ = ["DEPENDENCIES", "PREFIX", "ROUTERS"]
