@@ -98,6 +98,19 @@ def docker_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DockerEn
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        _remove_containers(base, env)
+
+
+def _remove_containers(base: Path, env: dict[str, str]) -> None:
+    """Every container of this engine, and the mounts they leave (each one's /dev/shm), gone:
+    pytest can then delete the folder."""
+    subprocess.run(["podman", "rm", "--all", "--force", "--time", "0"], env=env,
+                   capture_output=True, timeout=120)
+    prefix = str(base) + "/"
+    with open("/proc/mounts") as mounts:
+        left = [line.split()[1] for line in mounts if line.split()[1].startswith(prefix)]
+    for mount_point in reversed(left):
+        subprocess.run(["umount", mount_point], capture_output=True, timeout=60)
 
 
 def _answers(engine: DockerEngine) -> bool:
@@ -186,6 +199,27 @@ with DAG("docker_v2", start_date=datetime(2024, 1, 1), schedule_interval=None) a
     assert result.states == {"result": "success"}
     assert result.ti("result").return_value == {"rows": 3, "ok": True}
     assert _containers(docker_engine, label) == []
+
+
+def test_a_try_past_its_execution_timeout_stops_its_container(
+        docker_engine: DockerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    label = uuid.uuid4().hex
+    source = f"""
+from datetime import datetime, timedelta
+from airflow import DAG
+from airflow.providers.docker.operators.docker import DockerOperator
+
+with DAG("docker_timeout", start_date=datetime(2024, 1, 1), schedule=None) as dag:
+    DockerOperator(task_id="slow", image="{IMAGE}", docker_url="{docker_engine.url}",
+                   labels={{"test": "{label}"}}, auto_remove="success", command="sleep 600",
+                   execution_timeout=timedelta(seconds=20))
+"""
+    result = run_airflow_dag(tmp_path, monkeypatch, source, "docker_timeout")
+    assert result.states == {"slow": "failed"}
+    assert result.ti("slow").state_name == "TimedOut"
+    with docker_engine.client() as client:  # on_kill stopped it; "success" keeps it then
+        found = client.containers(all=True, filters={"label": f"test={label}"})
+    assert len(found) == 1 and found[0]["State"] != "running", found
 
 
 def test_a_missing_image_or_engine_fails_with_a_clear_error(

@@ -20,10 +20,13 @@ at ``retrieve_output_path`` in the container. ``auto_remove``: ``never``, ``succ
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import os
 import pickle
+import socket
 import tarfile
+import threading
 from collections.abc import Container, Iterable, Sequence
 from functools import cached_property
 from tempfile import TemporaryDirectory
@@ -41,9 +44,11 @@ from statewright.sdk.baseoperator import BaseOperator
 if TYPE_CHECKING:
     from docker import APIClient
 
-__all__ = ["DockerOperator", "fetch_logs", "stringify"]
+__all__ = ["DockerOperator", "fetch_logs", "run_attached", "stringify"]
 
 _AUTO_REMOVE = ("never", "success", "force")
+STREAM_GRACE = 30.0
+"""Seconds a finished container's output may take to end before its stream is shut."""
 
 
 def stringify(line: str | bytes) -> str:
@@ -64,6 +69,46 @@ def fetch_logs(log_stream: Iterable[str | bytes], log: Any) -> list[str]:
         log.info("%s", buffer.rstrip())
         lines.append(buffer.rstrip())
     return lines
+
+
+def run_attached(cli: APIClient, container_id: str, tty: bool,
+                 log: Any) -> tuple[list[str], int]:
+    """Start the container and log its lines as they come; its lines and exit status.
+
+    The output is attached before the start, so no line is lost. Once the container has
+    exited, its output gets ``STREAM_GRACE`` seconds to end; then the stream is shut (an
+    engine may keep a finished container's stream open)."""
+    from docker.utils.socket import frames_iter
+
+    sock = cli.attach_socket(container_id, params={"stdout": 1, "stderr": 1, "stream": 1})
+    raw = getattr(sock, "_sock", sock)  # the socket under the SDK's SocketIO
+    read = threading.Event()
+    ended: dict[str, Any] = {}
+
+    def wait() -> None:
+        try:
+            ended["status"] = cli.wait(container_id)["StatusCode"]
+        except BaseException as exc:
+            ended["error"] = exc
+        if not read.wait(STREAM_GRACE):
+            with contextlib.suppress(OSError):
+                raw.shutdown(socket.SHUT_RDWR)
+
+    try:
+        cli.start(container_id)
+        waiter = threading.Thread(target=wait, name=f"docker-wait-{container_id[:12]}",
+                                  daemon=True)
+        waiter.start()
+        lines = fetch_logs((data for _, data in frames_iter(sock, tty)), log)
+        read.set()
+        waiter.join()
+    finally:
+        read.set()
+        sock.close()
+        raw.close()
+    if "error" in ended:
+        raise ended["error"]
+    return lines, int(ended["status"])
 
 
 def _auto_remove(value: Any) -> str:
@@ -262,11 +307,10 @@ class DockerOperator(BaseOperator):
             working_dir=self.working_dir, tty=self.tty, hostname=self.hostname,
             labels=self.labels)
         container_id = self.container["Id"]
+        exited = False
         try:
-            cli.start(container_id)
-            lines = fetch_logs(cli.logs(container_id, stdout=True, stderr=True, stream=True,
-                                        follow=True), self.log)
-            status = cli.wait(container_id)["StatusCode"]
+            lines, status = run_attached(cli, container_id, self.tty, self.log)
+            exited = True
             if status in self.skip_on_exit_code:
                 raise DockerContainerFailedSkipException(
                     f"Docker container returned exit code {status}. Skipping.", logs=lines)
@@ -279,10 +323,17 @@ class DockerOperator(BaseOperator):
                 return lines if self.xcom_all else lines[-1]
             return None
         finally:
-            if self.auto_remove == "success":
-                cli.remove_container(container_id)
-            elif self.auto_remove == "force":
-                cli.remove_container(container_id, force=True)
+            # A container still running (the try timed out) is left to on_kill, which stops it.
+            if self.auto_remove == "force" or (self.auto_remove == "success" and exited):
+                self._remove(container_id)
+
+    def _remove(self, container_id: str) -> None:
+        from docker.errors import APIError
+
+        try:
+            self.cli.remove_container(container_id, force=True)
+        except APIError as exc:  # never hides the try's own outcome
+            self.log.warning("Failed to remove docker container %s: %s", container_id, exc)
 
     def _attempt_to_retrieve_result(self) -> Any:
         """The object pickled at ``retrieve_output_path`` in the container, or None."""
@@ -313,16 +364,15 @@ class DockerOperator(BaseOperator):
     def on_kill(self) -> None:
         if not self.hook.client_created or self.container is None:
             return
-        self.log.info("Stopping docker container")
-        self.cli.stop(self.container["Id"])
-        if self.auto_remove == "force":
-            from docker.errors import APIError
+        from docker.errors import APIError
 
-            try:
-                self.cli.remove_container(self.container["Id"], force=True)
-            except APIError as exc:
-                self.log.info("Failed to remove docker container %s during on_kill: %s",
-                              self.container["Id"], exc)
+        self.log.info("Stopping docker container")
+        try:
+            self.cli.stop(self.container["Id"])
+        except APIError as exc:  # already removed ("force")
+            self.log.info("Failed to stop docker container %s: %s", self.container["Id"], exc)
+        if self.auto_remove == "force":
+            self._remove(self.container["Id"])
 
 
 def _mount(value: Any) -> Any:
