@@ -101,3 +101,28 @@ def test_hover_tells_the_counts_and_click_lists_the_runs(watched: Any, ui_server
     assert page.locator(".cal-part").count() == 0
     page.click("#view-grid")
     assert page.locator("#grid-wrap").is_visible() and page.locator("#calendar-wrap").is_hidden()
+
+
+def test_the_year_is_one_tab_stop_walked_with_the_arrows(watched: Any, ui_server: UiServer,
+                                                         calendar_runs: None) -> None:
+    page = watched
+    page.goto(f"{ui_server.url}/dags/cal_ui#calendar/2025")
+    page.locator('.cal-day[data-date="2025-03-03"] .cal-part').first.wait_for()
+    stops = page.locator('.cal-day[tabindex="0"]')
+    assert stops.count() == 1 and stops.get_attribute("data-date") == "2025-03-03"
+    stops.focus()
+    focused = "document.activeElement.dataset.date"
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(focused) == "2025-03-04"
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(focused) == "2025-03-11"
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate(focused) == "2025-03-02"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")  # Wednesday
+    page.keyboard.press("Enter")
+    expect(page.locator("#calendar-day a")).to_have_text(["cal_4"])
+    assert page.locator('.cal-day[tabindex="0"]').count() == 1

@@ -26,7 +26,8 @@ window.statewrightCalendar = (() => {
   const dayBox = document.getElementById("calendar-day");
   const tip = el("div", { class: "cal-tip", role: "tooltip", hidden: true });
   const views = [document.querySelector(".grid-layout"), document.getElementById("legend")];
-  const state = { year: new Date().getUTCFullYear(), days: new Map(), selected: null, loading: 0 };
+  const state = { year: new Date().getUTCFullYear(), days: new Map(), selected: null, focus: null,
+    loading: 0 };
 
   const dayKey = (d) => `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
   const svg = (tag, attrs) => {
@@ -64,7 +65,8 @@ window.statewrightCalendar = (() => {
     const key = dayKey(date);
     const { col, row } = place(date);
     const counts = state.days.get(key) || {};
-    const g = svg("g", { class: "cal-day", "data-date": key, tabindex: 0,
+    const g = svg("g", { class: "cal-day", "data-date": key, role: "button",
+      tabindex: key === state.focus ? 0 : -1, "aria-label": `${key}: ${words(counts) || "no runs"}`,
       transform: `translate(${LEFT + col * (CELL + GAP)},${TOP + row * (CELL + GAP)})` });
     g.append(svg("rect", { class: "cal-empty", width: CELL, height: CELL, rx: 2 }));
     for (const [s, y, h] of parts(counts)) {
@@ -90,6 +92,10 @@ window.statewrightCalendar = (() => {
   }
 
   function draw() {
+    const firstDay = `${state.year}-01-01`;
+    const withRuns = [...state.days.keys()].sort()[0];
+    state.focus = state.selected && state.selected.startsWith(`${state.year}-`)
+      ? state.selected : withRuns || firstDay;
     const last = place(new Date(Date.UTC(state.year, 11, 31)));
     const root = svg("svg", { class: "cal-year", role: "img",
       width: LEFT + (last.col + 1) * (CELL + GAP), height: TOP + 7 * (CELL + GAP),
@@ -147,6 +153,7 @@ window.statewrightCalendar = (() => {
     state.selected = key;
     for (const g of box.querySelectorAll(".cal-day")) {
       g.classList.toggle("cal-selected", g.dataset.date === key);
+      g.setAttribute("tabindex", g.dataset.date === key ? "0" : "-1");
     }
     const counts = state.days.get(key) || {};
     const head = el("h3", { class: "cal-day-head", text: `${key} (UTC)` });
@@ -217,9 +224,21 @@ window.statewrightCalendar = (() => {
   box.addEventListener("mouseover", (event) => { const g = dayOf(event); if (g) showTip(g); });
   box.addEventListener("mouseleave", () => { tip.hidden = true; });
   box.addEventListener("click", (event) => { const g = dayOf(event); if (g) pick(g.dataset.date); });
+  // one tab stop for the year (the focused day); arrows move by a day (up, down) or a week
+  const STEPS = { ArrowUp: -1, ArrowDown: 1, ArrowLeft: -7, ArrowRight: 7 };
   box.addEventListener("keydown", (event) => {
     const g = dayOf(event);
-    if (g && (event.key === "Enter" || event.key === " ")) { event.preventDefault(); pick(g.dataset.date); }
+    if (!g) return;
+    if (event.key === "Enter" || event.key === " ") { event.preventDefault(); pick(g.dataset.date); return; }
+    if (!(event.key in STEPS)) return;
+    event.preventDefault();
+    const to = dayKey(new Date(Date.parse(`${g.dataset.date}T00:00:00Z`) + STEPS[event.key] * 86400000));
+    const next = box.querySelector(`.cal-day[data-date="${to}"]`);
+    if (!next) return;
+    g.setAttribute("tabindex", "-1");
+    next.setAttribute("tabindex", "0");
+    next.focus();
+    showTip(next);
   });
   document.getElementById("calendar-prev").addEventListener("click", () => { state.year -= 1; load(); });
   document.getElementById("calendar-next").addEventListener("click", () => { state.year += 1; load(); });
