@@ -37,6 +37,10 @@ def test_hitl_details_list_get_and_answer(client: TestClient, engine: Engine,
                        params={"body_search": "RELEASE"}).json()
     assert [h["task_instance"]["task_id"] for h in every["hitl_details"]] == ["approve"]
     assert client.get(url, params={"task_id_pattern": "rev"}).json()["total_entries"] == 1
+    assert client.get(url, params={"created_at_gte": "2000-01-01T00:00:00"}
+                      ).json()["total_entries"] == 2
+    assert client.get(url, params={"created_at_lt": "2000-01-01T00:00:00Z"}
+                      ).json()["total_entries"] == 0
 
     one = f"{V2}/dags/hitl_v2/dagRuns/{d.run_id}/taskInstances/approve/-1/hitlDetails"
     got = client.get(one).json()

@@ -102,6 +102,13 @@ def test_jobs_plugins_providers(client: TestClient, engine: Engine) -> None:
     assert [j["hostname"] for j in only["jobs"]] == ["host-a"]
     assert client.get(f"{V2}/jobs", params={"is_alive": "true", "job_state": "success"}
                       ).json()["total_entries"] == 0
+    # a time without a zone is UTC (as in Airflow), never a 500
+    since = client.get(f"{V2}/jobs", params={"start_date_gte": "2000-01-01T00:00:00"})
+    assert since.status_code == 200 and since.json()["total_entries"] == 2
+    assert client.get(f"{V2}/jobs", params={"end_date_lt": "2000-01-01T00:00:00"}
+                      ).json()["total_entries"] == 0
+    assert client.get(f"{V2}/jobs", params={"start_date_gte": "yesterday"}).status_code in (
+        400, 422)
     plugins = client.get(f"{V2}/plugins").json()
     assert plugins["total_entries"] == len(plugins["plugins"])
     assert client.get(f"{V2}/plugins/importErrors").status_code == 200

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 
 from statewright.api.deps import Offset, reading, writing
 from statewright.api.errors import Conflict, NotFound
@@ -17,7 +17,7 @@ from statewright.api.v2 import schemas_admin as v2a
 from statewright.api.v2 import schemas_system as v2
 from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit
 from statewright.api.v2.misc import asset_list, one_asset
-from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, listed
+from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, When, listed
 from statewright.db.repositories import asset_events as event_repo
 from statewright.db.repositories import assets as asset_repo
 from statewright.db.repositories import dags as dag_repo
@@ -25,7 +25,7 @@ from statewright.db.repositories import dags as dag_repo
 router = APIRouter(tags=["Asset"])
 
 AssetId = Annotated[int, Path(ge=1, le=2**31 - 1)]
-Before = Annotated[datetime | None, Query(description="Only the events queued before.")]
+Before = When
 
 
 @router.get("/assets/aliases", response_model=v2.AssetAliasCollection)

@@ -5,7 +5,6 @@ The audit log records API actions, not task events: the task filters are refused
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
@@ -16,6 +15,7 @@ from statewright.api.errors import NotFound
 from statewright.api.v2 import schemas as v2
 from statewright.api.v2.common import NOT_FOUND, PageLimit
 from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, sort_spec
+from statewright.api.v2.row_filters import When as _When
 from statewright.db.repositories import audit as audit_repo
 
 router = APIRouter(tags=["Event Log"])
@@ -24,7 +24,6 @@ _ORDER = {"id": "id", "event_log_id": "id", "dttm": "at", "when": "at", "dag_id"
           "owner": "username", "event": "action"}
 _Str = Annotated[str | None, Query()]
 _Strings = Annotated[list[str] | None, Query()]
-_When = Annotated[datetime | None, Query()]
 
 
 def event_log(r: Any) -> v2.EventLog:

@@ -17,13 +17,13 @@ from statewright.api.v2 import schemas_system as v2
 from statewright.api.v2 import task_instances as v2_tis
 from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit
 from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, every, matches, order
+from statewright.api.v2.row_filters import When as _When
 from statewright.core.clock import utcnow
 
 router = APIRouter(tags=["HumanInTheLoop"])
 _TI = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/{map_index}/hitlDetails"
 _MI = Annotated[int, Path(ge=-1)]
 _Strings = Annotated[list[str] | None, Query()]
-_When = Annotated[datetime | None, Query()]
 
 _ORDER = {"ti_id": "created_at", "subject": "subject", "responded_at": "responded_at",
           "created_at": "created_at", "responded_by_user_id": "responded_by",

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from functools import partial
 from typing import Annotated, Any
 
@@ -17,6 +16,7 @@ from statewright.api.v2 import schemas_admin as v2a
 from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit, display_name
 from statewright.api.v2.event_logs import router as event_logs
 from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, every, listed, sort_spec
+from statewright.api.v2.row_filters import When as _When
 from statewright.db.repositories import asset_events as event_repo
 
 __all__ = ["asset_list", "assets", "backfills", "event_logs", "one_asset"]
@@ -92,7 +92,6 @@ def _event(e: v1_assets.AssetEventOut, ids: dict[str, int]) -> v2a.AssetEvent:
 
 
 _EVENT_ORDER = {k: k for k in event_repo.EVENT_ORDER}
-_When = Annotated[datetime | None, Query()]
 
 
 @assets.get("/assets/events", response_model=v2a.AssetEventCollection)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Query
+from pydantic import AfterValidator
 
 from statewright.api.errors import ApiError
 
@@ -22,6 +24,15 @@ Pattern = Annotated[str | None, Query(description="SQL LIKE anywhere in the valu
                                                   "case-insensitive (% and _ as wildcards).")]
 Prefix = Annotated[str | None, Query(description="SQL LIKE at the start of the value "
                                                  "(case-sensitive).")]
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """A time without a zone is UTC, as in Airflow."""
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+When = Annotated[datetime | None, AfterValidator(_utc), Query()]
+"""A time filter (``*_gte``, ``before``…); without a zone, UTC."""
 OrderBy = Annotated[list[str] | None, Query(description="Field names; '-' before one for "
                                                         "descending.")]
 

@@ -21,6 +21,7 @@ from statewright.api.routers import triggers as v1_triggers
 from statewright.api.v2 import schemas_system as v2
 from statewright.api.v2.common import NOT_FOUND, PageLimit
 from statewright.api.v2.row_filters import OrderBy, every, order
+from statewright.api.v2.row_filters import When as _When
 from statewright.api.v2.versions import wants_text
 from statewright.sdk import plugins as plugin_registry
 
@@ -117,7 +118,6 @@ _JOB_STATES = {"running": "running", "stopped": "success"}
 _JOB_ORDER = {k: k for k in ("id", "state", "job_type", "start_date", "end_date",
                              "latest_heartbeat", "hostname", "dag_id", "executor_class",
                              "unixname")}
-_When = Annotated[datetime | None, Query()]
 
 
 def _in(value: datetime | None, gte: datetime | None, gt: datetime | None,
