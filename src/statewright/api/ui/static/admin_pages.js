@@ -1,8 +1,12 @@
 /* statewright web UI: the operator pages (backfills, pools, triggers and triggerers). Each draws
    its embedded JSON, refreshes it from the REST API and sends its actions through the API.
    Every value is set as text (textContent), never as HTML. Uses app.js's helpers (el, api,
-   pageData, timeEl, ago, toast, poll, runUrl, enc). */
+   pageData, timeEl, ago, toast, poll, runUrl, enc). Pools and a backfill's pause, unpause and
+   cancel go through Airflow's /api/v2; a backfill's progress and plan, jobs and triggers are
+   statewright's and stay on /api/v1 (docs/decisions/api-v2.md). */
 "use strict";
+
+const V2 = "/api/v2";
 
 const OPERATOR_PAGES = (() => {
   const ROLE = document.body.dataset.role;
@@ -61,7 +65,7 @@ const OPERATOR_PAGES = (() => {
     const state = backfillState(b);
     const actions = el("td", { class: "op-actions" });
     if (canOperate && !b.completed_at) {
-      const path = `/backfills/${b.id}`;
+      const path = `${V2}/backfills/${b.id}`;
       actions.append(b.is_paused
         ? button("Unpause", "unpause", () => act(() => api(`${path}/unpause`, { method: "PUT" }), refresh))
         : button("Pause", "pause", () => act(() => api(`${path}/pause`, { method: "PUT" }), refresh)),
@@ -200,7 +204,7 @@ const OPERATOR_PAGES = (() => {
       if (p.name !== "default_pool") {
         actions.append(button("Delete", "delete danger", () => {
           if (!window.confirm(`Delete pool ${p.name}? Its unfinished task instances wait until it exists again.`)) return;
-          act(() => api(`/pools/${enc(p.name)}`, { method: "DELETE" }), refresh);
+          act(() => api(`${V2}/pools/${enc(p.name)}`, { method: "DELETE" }), refresh);
         }));
       }
     }
@@ -233,7 +237,7 @@ const OPERATOR_PAGES = (() => {
     };
     const draw = () => tbody.replaceChildren(...listed.pools.map((p) => poolRow(p, fill, refresh)));
     const refresh = async () => {
-      listed = await api("/pools");
+      listed = await api(`${V2}/pools?limit=100`);
       draw();
       return 5000;
     };
@@ -249,9 +253,9 @@ const OPERATOR_PAGES = (() => {
         };
         try {
           if (listed.pools.some((p) => p.name === name)) {  // an emptied description is cleared
-            await api(`/pools/${enc(name)}`, { method: "PATCH", body: { ...body, description } });
+            await api(`${V2}/pools/${enc(name)}`, { method: "PATCH", body: { ...body, description } });
           } else {
-            await api("/pools", { method: "POST", body: { name, ...body, description: description || null } });
+            await api(`${V2}/pools`, { method: "POST", body: { name, ...body, description: description || null } });
           }
           form.reset();
           toast(`Pool ${name} saved.`);

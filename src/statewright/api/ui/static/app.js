@@ -63,7 +63,7 @@ async function api(path, { method = "GET", body } = {}) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
-  const res = await fetch(API + path, opts);
+  const res = await fetch(path.startsWith("/api/") ? path : API + path, opts);  // "/api/v2/…" whole
   let data = null;
   try { data = await res.json(); } catch (_) { data = null; }
   if (res.status === 401) location.assign("/login?next=" + enc(location.pathname + location.search));

@@ -1,7 +1,9 @@
-// The connections and variables admin pages: save and delete through the REST API.
-// Errors are shown as text (textContent), never as HTML.
+// The connections and variables admin pages: save and delete through Airflow's REST API
+// (/api/v2: create with POST, replace an existing one with PATCH). Errors are shown as text
+// (textContent), never as HTML.
 (function () {
   "use strict";
+  const V2 = "/api/v2";
 
   async function send(method, url, body) {
     const headers = { "Content-Type": "application/json" };
@@ -50,12 +52,17 @@
     const exists = document.querySelector('tr[data-id="' + CSS.escape(data.connection_id) + '"]');
     if (exists) {
       data.password = data.password || null;
-      await send("PATCH", "/api/v1/connections/" + id, data);
+      await send("PATCH", V2 + "/connections/" + id, data);
     } else {
-      await send("POST", "/api/v1/connections", data);
+      await send("POST", V2 + "/connections", data);
     }
   });
-  wire("variable-form", function (data) { return send("POST", "/api/v1/variables", data); });
+  wire("variable-form", function (data) {
+    const exists = document.querySelector('tr[data-key="' + CSS.escape(data.key) + '"]');
+    return exists
+      ? send("PATCH", V2 + "/variables/" + encodeURIComponent(data.key), data)
+      : send("POST", V2 + "/variables", data);
+  });
 
   document.addEventListener("click", async function (event) {
     const button = event.target.closest(".delete-connection, .delete-variable");
@@ -64,7 +71,7 @@
     const name = isConn ? button.dataset.id : button.dataset.key;
     if (!window.confirm("Delete " + name + "?")) return;
     try {
-      await send("DELETE", (isConn ? "/api/v1/connections/" : "/api/v1/variables/") +
+      await send("DELETE", V2 + (isConn ? "/connections/" : "/variables/") +
                  encodeURIComponent(name));
       window.location.reload();
     } catch (e) {
