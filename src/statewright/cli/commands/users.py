@@ -88,16 +88,17 @@ def users_create(app: Any, username: str, role: str, password: str | None,
 @friendly
 def users_list(app: Any, output: str) -> None:
     """Every user and role."""
-    from statewright.services.auth.accounts import list_users
+    from statewright.services.auth.accounts import is_active, list_users
 
     rows = list_users(_engine(app))
-    listed = [{"username": r.username, "role": r.role, "created_at": r.created_at,
+    listed = [{"username": r.username, "role": r.role, "active": is_active(r),
+               "created_at": r.created_at,
                "updated_at": r.updated_at, "created": r.created_at.strftime("%Y-%m-%d %H:%M"),
                "changed": r.updated_at.strftime("%Y-%m-%d %H:%M")} for r in rows]
     if output in ("json", "yaml"):
         for d in listed:
             del d["created"], d["changed"]
-    print_rows(listed, output, ["username", "role", "created", "changed"])
+    print_rows(listed, output, ["username", "role", "active", "created", "changed"])
 
 
 @users.command("delete")
@@ -151,6 +152,32 @@ def users_set_role(app: Any, username: str, role: str, revoke_api_tokens: bool) 
     console.print(f"[bold]{username}[/] is now {role.lower()}; its sign-ins ended"
                   + (" and its API tokens were revoked" if revoke_api_tokens else ""),
                   highlight=False)
+
+
+@users.command("deactivate")
+@click.argument("username")
+@click.pass_obj
+@friendly
+def users_deactivate(app: Any, username: str) -> None:
+    """USERNAME can no longer sign in: its JWTs, web UI sessions and API tokens end at once
+    (`users reactivate` gives its password back)."""
+    from statewright.services.auth.accounts import set_active
+
+    set_active(_engine(app), username, False, _now())
+    console.print(f"[bold]{username}[/] is deactivated: it cannot sign in, and its sessions "
+                  "and API tokens ended", highlight=False)
+
+
+@users.command("reactivate")
+@click.argument("username")
+@click.pass_obj
+@friendly
+def users_reactivate(app: Any, username: str) -> None:
+    """USERNAME may sign in again with its password."""
+    from statewright.services.auth.accounts import set_active
+
+    set_active(_engine(app), username, True, _now())
+    console.print(f"[bold]{username}[/] may sign in again", highlight=False)
 
 
 @users.command("end-sessions")
