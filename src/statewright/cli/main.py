@@ -508,7 +508,8 @@ def dag_processor(app: App) -> None:
 @click.pass_obj
 @friendly
 def api_server(app: App, host: str | None, port: int | None) -> None:
-    """Serve the REST API (/api/v1, docs at /api/docs) and the web UI."""
+    """Serve the REST API (Airflow's /api/v2, statewright's extras on /api/v1, docs at
+    /api/docs) and the web UI."""
     from statewright.api.server import make_server
 
     configure_logging()
