@@ -72,6 +72,9 @@ def test_the_dag_list_page_reads_its_filters(client: TestClient, engine: Engine)
     page = client.get("/", params={"owner": "ann", "paused": "", "favorite": "",
                                    "last_run_state": ""})
     assert page.status_code == 200 and '"ann_dag"' in page.text and '"other"' not in page.text
+    tagged = client.get("/", params={"tag": "x", "owner": "ann", "paused": "true"}).text
+    off = tagged.split('id="filter-tag-off" href="', 1)[1].split('"', 1)[0]
+    assert "owner=ann" in off and "paused=true" in off and "tag=&" in off + "&"
     assert client.get("/", params={"last_run_state": "sleepy"}).status_code == 422
     assert client.get("/", params={"favorite": "maybe"}).status_code == 422
 
