@@ -1,10 +1,12 @@
 """GET /api/v1/dags/{dag_id}/calendar bounds the runs a schedule plans: a minutely schedule
-asked about a century answers at most 1,000, counted from the lower bound on."""
+asked about a century answers at most 1,000, counted from the lower bound on; a date out of
+range in UTC is a clear 422."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from api_helpers import store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
@@ -35,3 +37,14 @@ def test_a_minutely_schedule_plans_at_most_a_thousand_runs(client: TestClient,
         "granularity": "hourly"}).json()["dag_runs"]
     assert [(e["date"], e["count"]) for e in hourly] == [
         ("2026-06-01T00:00:00Z", 60), ("2026-06-01T01:00:00Z", 60)]
+
+
+@pytest.mark.parametrize("moment", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_a_date_out_of_range_in_utc_is_a_clear_422(client: TestClient, engine: Engine,
+                                                    moment: str) -> None:
+    with DAG("cal_edge", schedule=None) as dag:
+        PythonOperator(task_id="only", python_callable=print)
+    store_dag(engine, dag)
+    answer = client.get("/api/v1/dags/cal_edge/calendar", params={"logical_date_gte": moment})
+    assert answer.status_code == 422
+    assert "out of range" in answer.json()["detail"]

@@ -79,6 +79,13 @@ def _check_bounds(bounds: dict[str, datetime | None]) -> None:
     if naive:
         raise BadRequest(f"Invalid request: {', '.join(naive)} has no time zone; give one, "
                          "e.g. 2026-01-01T00:00:00Z.")
+    for name, v in bounds.items():
+        try:
+            if v is not None:
+                v.astimezone(UTC)
+        except OverflowError:
+            raise BadRequest(f"Invalid request: {name} {v.isoformat()} is out of range in UTC."
+                             ) from None
     lower = [v for k, v in bounds.items() if v is not None and k.endswith(("gte", "gt"))]
     upper = [v for k, v in bounds.items() if v is not None and k.endswith(("lte", "lt"))]
     if lower and upper and max(lower) > min(upper):
