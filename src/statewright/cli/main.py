@@ -566,17 +566,19 @@ def _example_ids(app: App) -> list[str]:
 
 
 @cli.command()
-@click.option("--examples/--no-examples", default=False,
-              help="Load the bundled example DAGs and run each once.")
+@click.option("--examples/--no-examples", default=None,
+              help="Load the bundled example DAGs and run each once (default: "
+                   "STATEWRIGHT_LOAD_EXAMPLES, false).")
 @click.pass_obj
 @friendly
-def standalone(app: App, examples: bool) -> None:
+def standalone(app: App, examples: bool | None) -> None:
     """Run everything on this machine: DAG processor, scheduler, executor, triggerer, and the
     web UI and REST API (STATEWRIGHT_API_HOST:STATEWRIGHT_API_PORT, default 127.0.0.1:8080)."""
     from statewright.cli.commands.users import initial_admin
 
     initial_admin(app)
-    _run_services(app, with_processor=True, with_api=True, examples=examples,
+    _run_services(app, with_processor=True, with_api=True,
+                  examples=app.settings.load_examples if examples is None else examples,
                   with_triggerer=True)
 
 

@@ -125,3 +125,21 @@ def test_dag_test_runs_a_dag_whatever_the_setting(airflow_default: None,
     path = write(tmp_path, "t.py", dag_file("tested", tasks=("a", "b")))
     result = load_dag_file(path).dags["tested"].test()
     assert result.state.value == "success"
+
+
+@pytest.mark.parametrize("env, args, expected", [
+    ({}, [], False),
+    ({"STATEWRIGHT_LOAD_EXAMPLES": "true"}, [], True),
+    ({"STATEWRIGHT_LOAD_EXAMPLES": "true"}, ["--no-examples"], False),
+    ({}, ["--examples"], True),
+])
+def test_standalone_loads_the_examples_per_flag_else_setting(
+        cli_run: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env: dict[str, str],
+        args: list[str], expected: bool) -> None:
+    started: dict[str, Any] = {}
+    monkeypatch.setattr("statewright.cli.commands.users.initial_admin", lambda app: None)
+    monkeypatch.setattr("statewright.cli.main._run_services",
+                        lambda app, **kw: started.update(kw))
+    out = cli_run({"STATEWRIGHT_HOME": str(tmp_path / "home"), **env}, "standalone", *args)
+    assert out.exit_code == 0, out.output
+    assert started["examples"] is expected
