@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine
+from tests.integration.scheduling.conftest import Harness
 from tests.integration.scheduling.test_dag_processor_files import dag_file, dags, processor, write
 
 import statewright.config
 from statewright.cli.app import App
 from statewright.cli.main import _start_examples
 from statewright.config import Settings, load_settings
+from statewright.core.clock import utcnow
 from statewright.db.engine import transaction
 from statewright.db.repositories import audit
 from statewright.db.repositories import dags as dag_repo
@@ -108,6 +110,9 @@ def test_standalone_examples_are_unpaused_and_triggered_once(
         assert rows and all(not r.is_paused for r in rows.values())
         with engine.connect() as conn:
             assert all(len(run_repo.list_runs(conn, d, 5)) == 1 for d in rows)
+        harness = Harness(engine, utcnow())  # a scheduler whose executor ends tries at once
+        harness.loop()
+        assert harness.runs("example_hello")[0].state == "success"
         actions = [r.action for r in _audit(engine, "example_hello")]
         assert sorted(actions) == ["paused_at_creation", "unpause"]
         with transaction(engine) as conn:  # a user pauses it; a restart keeps that
