@@ -56,7 +56,10 @@ MARK_DRAWN = """document.addEventListener("grid:drawn", () => {
   }));
 });
 window.addEventListener("error", () => { window.__gridFailed = true; }, true);"""
-ROLES = (("chromium", "chromium"), ("playwright", "playwright"))  # before "scheduler" (a flag)
+# Chromium's processes by type (before the default roles: a Chromium flag names "scheduler")
+ROLES = (("--type=renderer", "chromium_renderer"), ("--type=gpu-process", "chromium_gpu"),
+         ("--type=utility", "chromium_utility"), ("chromium", "chromium_browser"),
+         ("playwright", "playwright"))
 GRAPH_CLICK = """() => { document.getElementById('view-grid').click();
   const t0 = performance.now();
   document.getElementById('view-graph').click();
