@@ -126,3 +126,30 @@ def test_the_year_is_one_tab_stop_walked_with_the_arrows(watched: Any, ui_server
     page.keyboard.press("Enter")
     expect(page.locator("#calendar-day a")).to_have_text(["cal_4"])
     assert page.locator('.cal-day[tabindex="0"]').count() == 1
+
+
+def test_a_month_by_the_hour(watched: Any, ui_server: UiServer, calendar_runs: None) -> None:
+    page = watched
+    page.goto(f"{ui_server.url}/dags/cal_ui#calendar/2025")
+    page.locator('.cal-day[data-date="2025-03-03"] .cal-part').first.wait_for()
+    page.click('.cal-day[data-date="2025-03-03"]')
+    page.select_option("#calendar-granularity", "hourly")
+    expect(page.locator("#calendar-year")).to_have_text("Mar 2025")
+    assert page.evaluate("location.hash") == "#calendar/2025-03"
+    assert page.locator(".cal-day").count() == 31 * 24
+    # the runs on the 3rd are at 00:00 (failed), 01:00, 02:00 and 03:00; the 5th's at 04:00
+    filled = page.eval_on_selector_all(
+        ".cal-day.cal-has-runs", "(gs) => gs.map((g) => g.dataset.date)")
+    assert filled == ["2025-03-03T00", "2025-03-03T01", "2025-03-03T02", "2025-03-03T03",
+                      "2025-03-05T04"]
+    assert page.evaluate(PARTS_JS, "2025-03-03T00")[0]["state"] == "failed"
+    one, two = page.evaluate(BOX_JS, "2025-03-03T00"), page.evaluate(BOX_JS, "2025-03-03T01")
+    assert two["top"] == pytest.approx(one["top"], abs=0.5)  # an hour to the right
+    assert two["left"] == pytest.approx(one["left"] + one["width"] + 3, abs=1)
+    below = page.evaluate(BOX_JS, "2025-03-04T00")
+    assert below["left"] == pytest.approx(one["left"], abs=0.5)  # a day below
+    page.click('.cal-day[data-date="2025-03-05T04"]')
+    expect(page.locator("#calendar-day a")).to_have_text(["cal_4"])
+    page.click("#calendar-next")
+    expect(page.locator("#calendar-year")).to_have_text("Apr 2025")
+    assert page.locator(".cal-day").count() == 30 * 24

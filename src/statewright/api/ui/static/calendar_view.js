@@ -26,10 +26,16 @@ window.statewrightCalendar = (() => {
   const dayBox = document.getElementById("calendar-day");
   const tip = el("div", { class: "cal-tip", role: "tooltip", hidden: true });
   const views = [document.querySelector(".grid-layout"), document.getElementById("legend")];
-  const state = { year: new Date().getUTCFullYear(), days: new Map(), selected: null, focus: null,
-    loading: 0 };
+  const granularity = document.getElementById("calendar-granularity");
+  const state = { year: new Date().getUTCFullYear(), month: new Date().getUTCMonth(),
+    mode: "daily", days: new Map(), selected: null, focus: null, loading: 0 };
+  const hourly = () => state.mode === "hourly";
 
   const dayKey = (d) => `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+  const hourKey = (d) => `${dayKey(d)}T${pad(d.getUTCHours())}`;
+  /** A cell's key (a day "2025-03-03" or an hour "2025-03-03T05") as its start, epoch ms. */
+  const startOf = (key) => Date.parse(key.length > 10 ? `${key}:00:00Z` : `${key}T00:00:00Z`);
+  const monthKey = () => `${state.year}-${pad(state.month + 1)}`;
   const svg = (tag, attrs) => {
     const node = document.createElementNS(SVG, tag);
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
@@ -62,12 +68,16 @@ window.statewrightCalendar = (() => {
   }
 
   function dayCell(date) {
-    const key = dayKey(date);
     const { col, row } = place(date);
+    return cell(dayKey(date), LEFT + col * (CELL + GAP), TOP + row * (CELL + GAP));
+  }
+
+  /** A day's (or hour's) square at (x, y), split by its runs' states. */
+  function cell(key, x, y) {
     const counts = state.days.get(key) || {};
     const g = svg("g", { class: "cal-day", "data-date": key, role: "button",
       tabindex: key === state.focus ? 0 : -1, "aria-label": `${key}: ${words(counts) || "no runs"}`,
-      transform: `translate(${LEFT + col * (CELL + GAP)},${TOP + row * (CELL + GAP)})` });
+      transform: `translate(${x},${y})` });
     g.append(svg("rect", { class: "cal-empty", width: CELL, height: CELL, rx: 2 }));
     for (const [s, y, h] of parts(counts)) {
       g.append(svg("rect", { class: `cal-part s-${s}`, "data-state": s, y, width: CELL, height: h }));
@@ -91,11 +101,7 @@ window.statewrightCalendar = (() => {
     }
   }
 
-  function draw() {
-    const firstDay = `${state.year}-01-01`;
-    const withRuns = [...state.days.keys()].sort()[0];
-    state.focus = state.selected && state.selected.startsWith(`${state.year}-`)
-      ? state.selected : withRuns || firstDay;
+  function drawYear() {
     const last = place(new Date(Date.UTC(state.year, 11, 31)));
     const root = svg("svg", { class: "cal-year", role: "img",
       width: LEFT + (last.col + 1) * (CELL + GAP), height: TOP + 7 * (CELL + GAP),
@@ -105,20 +111,57 @@ window.statewrightCalendar = (() => {
       d = new Date(d.getTime() + 86400000)) {
       root.append(dayCell(d));
     }
-    box.replaceChildren(root, tip);
-    yearLabel.textContent = String(state.year);
+    return root;
+  }
+
+  /** A month, hour by hour: a row per day, a column per hour (UTC). */
+  function drawMonth() {
+    const days = new Date(Date.UTC(state.year, state.month + 1, 0)).getUTCDate();
+    const root = svg("svg", { class: "cal-year cal-month", role: "img",
+      width: LEFT + 24 * (CELL + GAP), height: TOP + days * (CELL + GAP),
+      "aria-label": `Runs of ${dagId} in ${MONTHS[state.month]} ${state.year}, one square an hour` });
+    for (let h = 0; h < 24; h += 3) {
+      const t = svg("text", { class: "cal-label", x: LEFT + h * (CELL + GAP), y: TOP - 6 });
+      t.textContent = `${pad(h)}h`;
+      root.append(t);
+    }
+    for (let d = 1; d <= days; d += 1) {
+      const y = TOP + (d - 1) * (CELL + GAP);
+      const t = svg("text", { class: "cal-label", x: 0, y: y + CELL - 3 });
+      t.textContent = String(d);
+      root.append(t);
+      for (let h = 0; h < 24; h += 1) {
+        root.append(cell(`${monthKey()}-${pad(d)}T${pad(h)}`, LEFT + h * (CELL + GAP), y));
+      }
+    }
+    return root;
+  }
+
+  function draw() {
+    const prefix = hourly() ? `${monthKey()}-` : `${state.year}-`;
+    const withRuns = [...state.days.keys()].sort()[0];
+    state.focus = state.selected && state.selected.startsWith(prefix) && state.selected.length ===
+      (hourly() ? 13 : 10) ? state.selected : withRuns || (hourly() ? `${prefix}01T00` : `${prefix}01-01`);
+    box.replaceChildren(hourly() ? drawMonth() : drawYear(), tip);
+    const period = hourly() ? `${MONTHS[state.month]} ${state.year}` : String(state.year);
+    yearLabel.textContent = period;
     const all = {};
     for (const counts of state.days.values()) {
       for (const [s, n] of Object.entries(counts)) all[s] = (all[s] || 0) + n;
     }
     const runs = total(all) - (all.planned || 0);
-    summary.textContent = `${runs} run${runs === 1 ? "" : "s"} in ${state.year}` +
-      (total(all) ? ` · ${words(all)}` : "") + " · days in UTC";
+    summary.textContent = `${runs} run${runs === 1 ? "" : "s"} in ${period}` +
+      (total(all) ? ` · ${words(all)}` : "") + ` · ${hourly() ? "hours" : "days"} in UTC`;
   }
 
   async function load() {
     const ticket = ++state.loading;
-    const q = `logical_date_gte=${state.year}-01-01T00:00:00Z&logical_date_lt=${state.year + 1}-01-01T00:00:00Z`;
+    const from = hourly() ? new Date(Date.UTC(state.year, state.month, 1))
+      : new Date(Date.UTC(state.year, 0, 1));
+    const to = hourly() ? new Date(Date.UTC(state.year, state.month + 1, 1))
+      : new Date(Date.UTC(state.year + 1, 0, 1));
+    const q = `logical_date_gte=${enc(from.toISOString())}&logical_date_lt=${enc(to.toISOString())}` +
+      `&granularity=${state.mode}`;
     let body;
     try {
       body = await api(`/dags/${enc(dagId)}/calendar?${q}`);
@@ -127,10 +170,12 @@ window.statewrightCalendar = (() => {
       return;
     }
     if (ticket !== state.loading) return; // a newer year was asked for meanwhile
-    history.replaceState(null, "", `${location.pathname}${location.search}#calendar/${state.year}`);
+    history.replaceState(null, "", `${location.pathname}${location.search}#calendar/` +
+      (hourly() ? monthKey() : String(state.year)));
+    granularity.value = state.mode;
     state.days = new Map();
     for (const e of body.dag_runs) {
-      const key = e.date.slice(0, 10);
+      const key = e.date.slice(0, hourly() ? 13 : 10);
       const counts = state.days.get(key) || {};
       counts[e.state] = (counts[e.state] || 0) + e.count;
       state.days.set(key, counts);
@@ -156,16 +201,19 @@ window.statewrightCalendar = (() => {
       g.setAttribute("tabindex", g.dataset.date === key ? "0" : "-1");
     }
     const counts = state.days.get(key) || {};
-    const head = el("h3", { class: "cal-day-head", text: `${key} (UTC)` });
+    const isHour = key.length > 10;
+    const head = el("h3", { class: "cal-day-head",
+      text: isHour ? `${key.replace("T", " ")}:00 (UTC)` : `${key} (UTC)` });
     const done = total(counts) - (counts.planned || 0);
     if (!done) {
       dayBox.replaceChildren(head, el("p", { class: "muted",
-        text: counts.planned ? `${counts.planned} run${counts.planned === 1 ? "" : "s"} planned by the schedule.` : "No runs this day." }));
+        text: counts.planned ? `${counts.planned} run${counts.planned === 1 ? "" : "s"} planned by the schedule.` : `No runs this ${isHour ? "hour" : "day"}.` }));
       return;
     }
     dayBox.replaceChildren(head, el("p", { class: "muted", text: "Loading…" }));
-    const end = new Date(Date.parse(`${key}T00:00:00Z`) + 86400000).toISOString();
-    const q = `logical_date_gte=${enc(`${key}T00:00:00Z`)}&logical_date_lt=${enc(end)}` +
+    const start = startOf(key);
+    const end = new Date(start + (isHour ? 3600000 : 86400000)).toISOString();
+    const q = `logical_date_gte=${enc(new Date(start).toISOString())}&logical_date_lt=${enc(end)}` +
       "&order_by=logical_date&limit=100";
     try {
       const res = await fetch(`/api/v2/dags/${enc(dagId)}/dagRuns?${q}`,
@@ -203,8 +251,12 @@ window.statewrightCalendar = (() => {
       for (const b of document.querySelectorAll(".view-tabs .btn")) {
         if (b !== button) { b.classList.remove("active"); b.setAttribute("aria-pressed", "false"); }
       }
-      const wanted = /^#calendar\/(\d{4})$/.exec(location.hash);
-      if (wanted) state.year = Number(wanted[1]);
+      const wanted = /^#calendar\/(\d{4})(?:-(\d{2}))?$/.exec(location.hash);
+      if (wanted) {
+        state.year = Number(wanted[1]);
+        state.mode = wanted[2] ? "hourly" : "daily";
+        if (wanted[2]) state.month = Math.min(11, Math.max(0, Number(wanted[2]) - 1));
+      }
       load();
     } else if (location.hash.startsWith("#calendar")) {
       history.replaceState(null, "", location.pathname + location.search);
@@ -225,14 +277,18 @@ window.statewrightCalendar = (() => {
   box.addEventListener("mouseleave", () => { tip.hidden = true; });
   box.addEventListener("click", (event) => { const g = dayOf(event); if (g) pick(g.dataset.date); });
   // one tab stop for the year (the focused day); arrows move by a day (up, down) or a week
+  // (a month by the hour: a day up and down, an hour left and right)
   const STEPS = { ArrowUp: -1, ArrowDown: 1, ArrowLeft: -7, ArrowRight: 7 };
+  const HOUR_STEPS = { ArrowUp: -24, ArrowDown: 24, ArrowLeft: -1, ArrowRight: 1 };
   box.addEventListener("keydown", (event) => {
     const g = dayOf(event);
     if (!g) return;
     if (event.key === "Enter" || event.key === " ") { event.preventDefault(); pick(g.dataset.date); return; }
     if (!(event.key in STEPS)) return;
     event.preventDefault();
-    const to = dayKey(new Date(Date.parse(`${g.dataset.date}T00:00:00Z`) + STEPS[event.key] * 86400000));
+    const at = startOf(g.dataset.date);
+    const to = hourly() ? hourKey(new Date(at + HOUR_STEPS[event.key] * 3600000))
+      : dayKey(new Date(at + STEPS[event.key] * 86400000));
     const next = box.querySelector(`.cal-day[data-date="${to}"]`);
     if (!next) return;
     g.setAttribute("tabindex", "-1");
@@ -240,9 +296,23 @@ window.statewrightCalendar = (() => {
     next.focus();
     showTip(next);
   });
-  document.getElementById("calendar-prev").addEventListener("click", () => { state.year -= 1; load(); });
-  document.getElementById("calendar-next").addEventListener("click", () => { state.year += 1; load(); });
-  const asked = () => /^#calendar(\/\d{4})?$/.test(location.hash);
+  const step = (by) => {
+    if (!hourly()) state.year += by;
+    else {
+      const m = state.year * 12 + state.month + by;
+      state.year = Math.floor(m / 12);
+      state.month = m % 12;
+    }
+    load();
+  };
+  document.getElementById("calendar-prev").addEventListener("click", () => step(-1));
+  document.getElementById("calendar-next").addEventListener("click", () => step(1));
+  granularity.addEventListener("change", () => {
+    state.mode = granularity.value === "hourly" ? "hourly" : "daily";
+    if (state.selected) [state.year, state.month] = [Number(state.selected.slice(0, 4)), Number(state.selected.slice(5, 7)) - 1];
+    load();
+  });
+  const asked = () => /^#calendar(\/\d{4}(-\d{2})?)?$/.test(location.hash);
   window.addEventListener("hashchange", () => { if (asked()) show(true); });
   if (asked()) show(true);
   return { days: () => state.days, year: () => state.year,
