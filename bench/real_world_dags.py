@@ -47,7 +47,7 @@ sys.path.insert(0, str(CORPUS))
 import _corpus  # noqa: E402
 
 SUPPORTED_PROVIDERS = frozenset({"postgres", "mysql", "sqlite", "common", "http", "ssh", "sftp",
-                                 "smtp", "amazon", "standard"})
+                                 "smtp", "amazon", "docker", "standard"})
 """``airflow.providers.<name>`` statewright answers (``common`` is common.sql/compat/io)."""
 
 
