@@ -19,8 +19,11 @@ executor (Airflow's semantics): the two measure the pipeline and the scheduler a
 
 With several schedulers, ``by_scheduler`` gives per scheduler process (with its executor) the
 task instances of the fan-out it queued (the ``executor`` each was queued for) and its own CPU
-seconds (its task processes are not in it); ``scheduled_twice`` counts task instances that
-went to ``scheduled`` or ``queued`` more than once in the history (0: no double scheduling).
+seconds (its task processes are not in it), and that CPU less its idle rate (measured for
+``--idle-seconds`` before the fan-outs: the loop's timer passes and steps) times the fan-out's
+wall time: on a busy host the wall time, and with it the idle cost of each process, grows
+several-fold. ``scheduled_twice`` counts task instances that went to ``scheduled`` or
+``queued`` more than once in the history (0: no double scheduling).
 
 Before the figures, a warm-up run starts a try in every task process, so each has imported the
 DAG file once (a task process loads its DAG file once and keeps it). Prints one JSON line.
@@ -186,6 +189,7 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
             procs.append(p)
         try:
             out["warmup_state"], _ = _trigger_and_wait(engine, "warm", "warmup", 300)
+            idle = _idle_rates(procs, args.idle_seconds)
             fan: dict[str, Any] = {}
             for n in args.sizes:
                 before = _own_cpu(procs)
@@ -195,7 +199,8 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
                 fan[str(n)] = {"state": state, "seconds": round(elapsed, 3),
                                "tis_per_second": round(n / elapsed, 1),
                                **cpu.figures(per=n, unit="ti"),
-                               **_by_scheduler(engine, f"fanout_{n}", procs, before)}
+                               **_by_scheduler(engine, f"fanout_{n}", procs, before, idle,
+                                               elapsed)}
             out["fanout"] = fan
             if len(args.sizes) > 1:
                 first, last = fan[str(args.sizes[0])], fan[str(args.sizes[-1])]
@@ -226,9 +231,22 @@ def _own_cpu(procs: list[Any]) -> dict[int, float]:
     return out
 
 
-def _by_scheduler(engine: Any, dag_id: str, procs: list[Any], before: dict[int, float]
-                  ) -> dict[str, Any]:
-    """Per scheduler: the fan-out's task instances it queued and its CPU over the fan-out;
+def _idle_rates(procs: list[Any], seconds: float) -> dict[int, float]:
+    """Each scheduler process's CPU seconds per second while no run is running (its loop's
+    timer passes and steps, its executor's threads): a cost that grows with the wall time,
+    not with the work."""
+    if seconds <= 0:
+        return {}
+    before, started = _own_cpu(procs), time.monotonic()
+    time.sleep(seconds)
+    after, took = _own_cpu(procs), time.monotonic() - started
+    return {pid: (after[pid] - before[pid]) / took for pid in after}
+
+
+def _by_scheduler(engine: Any, dag_id: str, procs: list[Any], before: dict[int, float],
+                  idle: dict[int, float], elapsed: float) -> dict[str, Any]:
+    """Per scheduler: the fan-out's task instances it queued and its CPU over the fan-out
+    (``less_idle``: less its idle rate times the fan-out's wall time, the CPU of the work);
     and how many task instances the history shows scheduled or queued more than once."""
     after = _own_cpu(procs)
     with engine.connect() as conn:
@@ -239,8 +257,12 @@ def _by_scheduler(engine: Any, dag_id: str, procs: list[Any], before: dict[int, 
                     if h.entity == "task_instance" and h.to_state in ("scheduled", "queued"))
     by = [{"pid": p.pid, "queued": sum(k for e, k in queued.items()
                                        if e and e.endswith(f":{p.pid}")),
-           "cpu_s": round(after[p.pid] - before.get(p.pid, 0.0), 3)} for p in procs]
+           "cpu_s": round(after[p.pid] - before.get(p.pid, 0.0), 3),
+           "idle_cpu_ms_per_s": round(idle.get(p.pid, 0.0) * 1000, 2)} for p in procs]
+    for b in by:
+        b["cpu_s_less_idle"] = round(b["cpu_s"] - b["idle_cpu_ms_per_s"] * elapsed / 1000, 3)
     return {"by_scheduler": by, "schedulers_cpu_s": round(sum(b["cpu_s"] for b in by), 3),
+            "schedulers_cpu_s_less_idle": round(sum(b["cpu_s_less_idle"] for b in by), 3),
             "scheduled_twice": sum(1 for k in moves.values() if k > 1)}
 
 
@@ -296,6 +318,9 @@ def main() -> None:
                    help="every task a no-op @task (a try in a task process; the default), or "
                    "an EmptyOperator (set to success by the scheduler, no executor)")
     p.add_argument("--schedulers", type=int, default=1)
+    p.add_argument("--idle-seconds", type=float, default=5.0,
+                   help="seconds to measure each scheduler process's idle CPU rate before "
+                   "the fan-outs (0: not measured)")
     p.add_argument("--compare-schedulers", action="store_true",
                    help="run with 1 scheduler, then with --schedulers (default 2); add the ratio")
     p.add_argument("--timeout", type=float, default=1800.0)
@@ -319,9 +344,10 @@ def main() -> None:
         out["schedulers_cpu_ratio"] = round(several["fanout"][last]["cpu_s"]
                                             / max(one["fanout"][last]["cpu_s"], 1e-9), 3)
         # The schedulers' own CPU (with their executors): their sum over one scheduler's.
-        out["scheduler_processes_cpu_ratio"] = round(
-            several["fanout"][last]["schedulers_cpu_s"]
-            / max(one["fanout"][last]["schedulers_cpu_s"], 1e-9), 3)
+        for key in ("schedulers_cpu_s", "schedulers_cpu_s_less_idle"):
+            name = key.replace("schedulers_cpu_s", "scheduler_processes_cpu_ratio")
+            out[name] = round(several["fanout"][last][key]
+                              / max(one["fanout"][last][key], 1e-9), 3)
     else:
         out.update(run_workload(args, args.schedulers))
     out.update(_headline(out.get("one") or out))
