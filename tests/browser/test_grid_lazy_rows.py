@@ -55,5 +55,28 @@ def test_a_big_grid_draws_the_cells_of_the_rows_in_view_and_others_when_scrolled
                                         "trs => trs.map((tr) => tr.getBoundingClientRect().height)")
     assert max(heights) - min(heights) < 1, heights
 
+    # A refresh draws the grid again (pausing the DAG refreshes at once; clicked from the page's
+    # script, which does not scroll to the switch): the rows near the window get their cells
+    # with the new table, not a moment later.
+    page.locator("#grid table.grid").evaluate("t => { t.dataset.old = 'yes'; }")
+    page.evaluate("""() => new Promise((done) => {
+      const seen = new MutationObserver(() => {
+        const table = document.querySelector('#grid table.grid:not([data-old])');
+        if (!table) return;
+        seen.disconnect();
+        window.__lastRowOnRedraw = table.querySelector('tbody tr:last-child')
+          .querySelectorAll('button.cell').length;
+      });
+      seen.observe(document.getElementById('grid'), { childList: true });
+      done();
+    })""")
+    page.evaluate("document.getElementById('dag-pause').click()")
+    page.wait_for_function("() => window.__lastRowOnRedraw !== undefined")
+    assert page.evaluate("window.__lastRowOnRedraw") == len(grid["dag_runs"])
+    page.locator("#dag-pause-label").filter(has_text="Paused").wait_for()
+    page.evaluate("document.getElementById('dag-pause').click()")
+    page.locator("#dag-pause-label").filter(has_text="Active").wait_for()
+
+    cell = page.locator(f"#grid button.cell[data-task-id='{last}']")
     cell.click()  # its cells work as the others: the task instance's panel opens
     page.locator("#panel-task-id").filter(has_text=last).wait_for()

@@ -18,6 +18,7 @@ function cellTitle(row, run, c) {
    all there at once (task groups and mapped rows arrange them as before). */
 const LAZY = { cells: 5000, firstRows: 60, margin: "800px 0px", ...window.statewrightGridLazy };
 let lazyObserver = null;
+const nearWindow = new Set(); // the tasks whose rows were near the window when last seen
 
 function lazyRows(grid) {
   if (lazyObserver) lazyObserver.disconnect();
@@ -29,21 +30,24 @@ function lazyRows(grid) {
   const pending = new Map(); // a row waiting → its cells
   const observer = new IntersectionObserver((entries) => {
     for (const entry of entries) {
+      const taskId = entry.target.dataset.row;
+      if (entry.isIntersecting) nearWindow.add(taskId); else nearWindow.delete(taskId);
       const cells = entry.isIntersecting && pending.get(entry.target);
       if (!cells) continue;
       pending.delete(entry.target);
-      observer.unobserve(entry.target);
       entry.target.lastElementChild.replaceWith(...cells());
     }
   }, { rootMargin: LAZY.margin });
   lazyObserver = observer;
   return {
-    row: (index, tr, cells) => {
-      if (index < LAZY.firstRows) { tr.append(...cells()); return tr; }
+    row: (index, tr, cells, taskId) => {
+      tr.dataset.row = taskId;
+      observer.observe(tr);
+      // a row near the window when the grid was drawn last (a refresh) is drawn at once
+      if (index < LAZY.firstRows || nearWindow.has(taskId)) { tr.append(...cells()); return tr; }
       tr.classList.add("lazy-row");
       tr.append(el("td", { class: "lazy-cells", colspan: span }));
       pending.set(tr, cells);
-      observer.observe(tr);
       return tr;
     },
   };
@@ -94,7 +98,7 @@ function renderGrid(grid, dagId, selected, onSelect) {
     row.task_id, row.role ? el("span", { class: `role role-${row.role}` }, row.role) : null,
     !row.in_dag && row.version_number ? el("span", { class: "gone-version",
       title: `in the DAG up to version ${row.version_number}` }, `v${row.version_number}`) : null)),
-  () => cellsOf(row)), ...(row.is_mapped && mapping ? mapping.subRows(dagId, row, runs, selected, onSelect) : [])]);
+  () => cellsOf(row), row.task_id), ...(row.is_mapped && mapping ? mapping.subRows(dagId, row, runs, selected, onSelect) : [])]);
   const dates = el("tr", { class: "run-dates" }, el("th", { class: "task" }),
     ...runs.map((r) => el("th", {}, el("span", { class: "run-date",
       title: `${r.dag_run_id}\n${r.logical_date ? "logical date" : "run after"}: ` +
