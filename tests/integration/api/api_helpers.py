@@ -7,13 +7,14 @@ from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import Engine, func, select
+from tests.noop import NoopOperator
 
 from statewright.core.clock import utcnow
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.tables import dag_run, state_transition, task_instance
-from statewright.sdk import DAG, EmptyOperator, PythonOperator
+from statewright.sdk import DAG, PythonOperator
 from statewright.services.dag_runs import create_run
 from statewright.services.dag_view import DagView
 
@@ -31,7 +32,7 @@ def chain_dag(dag_id: str, n_tasks: int, **kwargs: Any) -> DAG:
     with DAG(dag_id, **kwargs) as dag:
         previous = None
         for i in range(n_tasks):
-            op = EmptyOperator(task_id=f"t{i:02d}")
+            op = NoopOperator(task_id=f"t{i:02d}")
             if previous is not None:
                 previous >> op
             previous = op
@@ -58,8 +59,8 @@ def failing_dag(dag_id: str = "etl") -> DAG:
     with DAG(dag_id, tags=["demo"], description="a failing pipeline") as dag:
         extract = PythonOperator(task_id="extract", python_callable=_explode, retries=1,
                                  retry_delay=timedelta(seconds=0))
-        load = EmptyOperator(task_id="load")
-        cleanup = EmptyOperator(task_id="cleanup", trigger_rule="all_done")
+        load = NoopOperator(task_id="load")
+        cleanup = NoopOperator(task_id="cleanup", trigger_rule="all_done")
         extract >> load
         extract >> cleanup
     return dag

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from api_helpers import store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
+from tests.noop import NoopOperator
 
 from statewright.core.clock import utcnow
 from statewright.core.transitions import Actor
@@ -17,7 +18,7 @@ from statewright.db.engine import transaction
 from statewright.db.repositories import backfills as backfill_repo
 from statewright.db.repositories import runs as run_repo
 from statewright.db.tables import backfill, dag_run
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.backfill import advance_backfills
 
 JAN1 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -27,7 +28,7 @@ BODY = {"dag_id": "daily", "from_date": "2026-01-01T00:00:00Z",
 
 def _daily(engine: Engine, dag_id: str = "daily", schedule: str | None = "@daily") -> None:
     with DAG(dag_id, schedule=schedule, start_date=JAN1) as dag:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     store_dag(engine, dag)
 
 

@@ -10,12 +10,13 @@ import pytest
 from api_helpers import store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.clock import utcnow
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import dags as dag_repo
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_runs import create_run
 from statewright.services.dag_view import DagView
 from statewright.services.scheduler.dag_schedule import next_fields, schedule_spec
@@ -25,7 +26,7 @@ START = datetime(2026, 3, 1, tzinfo=UTC)
 
 def _calendar_dag() -> DAG:
     with DAG("cal", schedule="@daily", start_date=datetime(2026, 1, 1, tzinfo=UTC)) as dag:
-        EmptyOperator(task_id="only")
+        NoopOperator(task_id="only")
     return dag
 
 

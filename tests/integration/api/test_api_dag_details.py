@@ -13,12 +13,13 @@ from api_helpers import run_url
 from cryptography.fernet import MultiFernet
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.clock import utcnow
 from statewright.crypto import generate_key, load_fernet
 from statewright.db.engine import transaction
 from statewright.db.repositories import dags as dag_repo
-from statewright.sdk import DAG, BaseOperator, EmptyOperator, Param, task
+from statewright.sdk import DAG, BaseOperator, Param, task
 from statewright.sdk.triggers import DateTimeTrigger
 from statewright.services.dag_view import DagViewCache
 from statewright.services.executors.inprocess import InProcessExecutor
@@ -115,7 +116,7 @@ def test_details_of_an_unknown_dag_is_404(client: TestClient) -> None:
 
 def test_a_dag_without_schedule_says_so(client: TestClient, engine: Engine) -> None:
     with DAG("manual_only") as dag:
-        EmptyOperator(task_id="t")
+        NoopOperator(task_id="t")
     _store(engine, dag)
     d = client.get("/api/v1/dags/manual_only/details").json()
     assert d["timetable_description"] == "Never on its own: runs only when triggered"

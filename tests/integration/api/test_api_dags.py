@@ -7,6 +7,7 @@ from datetime import timedelta
 from api_helpers import add_runs, chain_dag, failing_dag, store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, insert, select
+from tests.noop import NoopOperator
 
 from statewright.core.clock import utcnow
 from statewright.db.engine import transaction
@@ -54,12 +55,12 @@ def test_get_dag_has_tasks_and_dependencies(client: TestClient, engine: Engine) 
 
 
 def test_get_dag_marks_setup_and_teardown_tasks(client: TestClient, engine: Engine) -> None:
-    from statewright.sdk import DAG, EmptyOperator
+    from statewright.sdk import DAG
 
     with DAG("infra") as d:
-        create = EmptyOperator(task_id="create").as_setup()
-        work = EmptyOperator(task_id="work")
-        delete = EmptyOperator(task_id="delete").as_teardown(setups=create,
+        create = NoopOperator(task_id="create").as_setup()
+        work = NoopOperator(task_id="work")
+        delete = NoopOperator(task_id="delete").as_teardown(setups=create,
                                                               on_failure_fail_dagrun=True)
         create >> work >> delete
     store_dag(engine, d)

@@ -7,11 +7,12 @@ from datetime import timedelta
 from api_helpers import store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.clock import utcnow
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
-from statewright.sdk import DAG, DeadlineAlert, DeadlineReference, EmptyOperator, SyncCallback
+from statewright.sdk import DAG, DeadlineAlert, DeadlineReference, SyncCallback
 from statewright.services.dag_runs import trigger_dag
 from statewright.services.scheduler.deadlines import check_deadlines
 
@@ -27,7 +28,7 @@ def test_a_runs_deadlines_show_missed_and_ahead(client: TestClient, engine: Engi
         DeadlineAlert(reference=DeadlineReference.DAGRUN_QUEUED_AT,
                       interval=timedelta(hours=10), callback=SyncCallback(notify)),
     ]) as dag:
-        EmptyOperator(task_id="t")
+        NoopOperator(task_id="t")
     store_dag(engine, dag)
     now = utcnow()
     with transaction(engine) as conn:

@@ -14,6 +14,7 @@ from api_helpers import add_runs, failing_dag, store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from test_api_grid import count_statements
+from tests.noop import NoopOperator
 
 from statewright.config import Settings
 from statewright.core.clock import utcnow
@@ -23,7 +24,7 @@ from statewright.db import transition as door
 from statewright.db.engine import transaction
 from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
-from statewright.sdk import DAG, EmptyOperator, PythonOperator, TaskGroup, task, task_group
+from statewright.sdk import DAG, PythonOperator, TaskGroup, task, task_group
 
 EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
 
@@ -123,7 +124,7 @@ def _mixed_dag() -> DAG:
             return sum(values)
 
         with TaskGroup("outer"):
-            EmptyOperator(task_id="a")
+            NoopOperator(task_id="a")
             with TaskGroup("inner"):
                 PythonOperator(task_id="b", python_callable=_fail)
         total(mapped.expand(x=[1, 2, 3]))

@@ -6,18 +6,19 @@ from __future__ import annotations
 from api_helpers import add_runs, store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
-from statewright.sdk import DAG, EmptyOperator, Label, TaskGroup
+from statewright.sdk import DAG, Label, TaskGroup
 
 
 def _grouped_dag() -> DAG:
     with DAG("grouped") as dag:
-        start = EmptyOperator(task_id="start")
+        start = NoopOperator(task_id="start")
         with TaskGroup("outer", tooltip="Outer things") as outer:
-            EmptyOperator(task_id="a")
+            NoopOperator(task_id="a")
             with TaskGroup("inner"):
-                EmptyOperator(task_id="b")
-        end = EmptyOperator(task_id="end")
+                NoopOperator(task_id="b")
+        end = NoopOperator(task_id="end")
         start >> Label("begin") >> outer >> end
     return dag
 
@@ -56,12 +57,12 @@ def test_grid_groups_summarize_their_tasks_per_run(client: TestClient, engine: E
 
     with DAG("grouped_run") as dag:
         with TaskGroup("outer"):
-            EmptyOperator(task_id="a")
+            NoopOperator(task_id="a")
             with TaskGroup("inner"):
                 PythonOperator(task_id="b", python_callable=fail)
-                EmptyOperator(task_id="c")
+                NoopOperator(task_id="c")
         with TaskGroup("fine"):
-            EmptyOperator(task_id="d")
+            NoopOperator(task_id="d")
     dag.test(engine=engine)
     grid = client.get("/api/v1/dags/grouped_run/grid").json()
     cells = {g["group_id"]: g["instances"][0] for g in grid["task_groups"]}

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from api_helpers import run_url, store_dag
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
-from statewright.sdk import DAG, BashOperator, EmptyOperator, Param
+from statewright.sdk import DAG, BashOperator, Param
 
 WHEN = datetime(2024, 3, 5, tzinfo=UTC)
 
@@ -22,7 +23,7 @@ def _params_dag() -> DAG:
         "who": Param(type="string"),
         "plain": [1, 2],
     }) as dag:
-        EmptyOperator(task_id="a")
+        NoopOperator(task_id="a")
     return dag
 
 

@@ -21,11 +21,12 @@ import pytest
 from airflow_client_harness import ROOT, scratch_python, serving
 from api_helpers import store_dag
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.config import Settings
 from statewright.core.clock import utcnow
 from statewright.db.engine import transaction
-from statewright.sdk import DAG, Asset, EmptyOperator
+from statewright.sdk import DAG, Asset
 from statewright.services.auth.accounts import create_user
 from statewright.services.dag_processor.asset_refs import sync_dag_assets
 
@@ -69,7 +70,7 @@ class Ctl:
 def _seed(engine: Engine) -> None:
     with DAG("daily_ctl", schedule="@daily", start_date=datetime(2026, 1, 1, tzinfo=UTC),
              tags=["ctl"], description="a daily pipeline") as dag:
-        EmptyOperator(task_id="publish", outlets=[Asset(name="orders", uri="s3://bucket/orders")])
+        NoopOperator(task_id="publish", outlets=[Asset(name="orders", uri="s3://bucket/orders")])
     serialized = store_dag(engine, dag)
     with transaction(engine) as conn:
         sync_dag_assets(conn, [serialized], utcnow())

@@ -15,12 +15,13 @@ import pytest
 from airflow_client_harness import client_python, run_calls, serving
 from api_helpers import store_dag
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.config import Settings
 from statewright.core.clock import utcnow
 from statewright.db.engine import transaction
 from statewright.db.repositories import import_errors
-from statewright.sdk import DAG, Asset, EmptyOperator, task
+from statewright.sdk import DAG, Asset, task
 from statewright.services.auth.accounts import create_user
 from statewright.services.dag_processor.asset_refs import sync_dag_assets
 
@@ -50,7 +51,7 @@ def _mapped_run(engine: Engine, logs: Path) -> str:
 def _seed(engine: Engine, url: str, admin: dict[str, str]) -> None:
     with DAG("daily_v2", schedule="@daily", start_date=datetime(2026, 1, 1, tzinfo=UTC),
              tags=["v2", "daily"], description="a daily pipeline") as dag:
-        EmptyOperator(task_id="publish", outlets=[Asset(name="orders", uri="s3://bucket/orders")])
+        NoopOperator(task_id="publish", outlets=[Asset(name="orders", uri="s3://bucket/orders")])
     serialized = store_dag(engine, dag)
     with transaction(engine) as conn:
         sync_dag_assets(conn, [serialized], utcnow())

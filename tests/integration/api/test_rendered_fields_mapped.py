@@ -10,6 +10,7 @@ import pytest
 from api_helpers import run_url
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.config import Settings
 from statewright.flows import flow, task, use_backend
@@ -97,10 +98,9 @@ def test_a_flow_task_run_says_it_has_no_template_fields(
 
 
 def test_a_try_without_template_fields_is_not_a_404(client: TestClient, engine: Engine) -> None:
-    from statewright.sdk import EmptyOperator
 
     with DAG("rendered_none", schedule=None) as dag:
-        EmptyOperator(task_id="nothing")
+        NoopOperator(task_id="nothing")
     run_id = dag.test(engine=engine).run_id
     url = run_url("rendered_none", run_id) + "/taskInstances/nothing/renderedFields"
     body = client.get(url, params={"try_number": 1}).json()

@@ -13,13 +13,13 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 from tests.cli_helpers import cli_uses_engine
+from tests.noop import NoopOperator
 
 from statewright.api import create_app
 from statewright.cli.main import cli
 from statewright.config import load_settings
 from statewright.db.tables_assets import asset_event
 from statewright.sdk import DAG, Asset
-from statewright.sdk.operators import EmptyOperator
 
 A, B = Asset("s3://b/a"), Asset(name="b", uri="s3://b/b")
 
@@ -37,9 +37,9 @@ def client(engine: Engine, tmp_path: Path,
 def synced(assets_harness: Callable) -> Any:
     h = assets_harness()
     with DAG("producer", schedule=None) as p:
-        EmptyOperator(task_id="write", outlets=[A])
+        NoopOperator(task_id="write", outlets=[A])
     with DAG("consumer", schedule=A & B) as c:
-        EmptyOperator(task_id="read")
+        NoopOperator(task_id="read")
     h.sync(p, c)
     return h
 

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, func, select
+from tests.noop import NoopOperator
 
 from statewright.db.engine import transaction
 from statewright.db.tables import dag_run
 from statewright.db.tables_assets import asset_event, asset_event_queue, dag_run_asset_event
 from statewright.sdk import DAG, Asset
-from statewright.sdk.operators import EmptyOperator
 from statewright.services.asset_events import emit
 from statewright.services.scheduler.asset_runs import AssetRunCreation
 
@@ -26,11 +26,11 @@ def test_two_schedulers_racing_never_double_trigger_nor_lose_an_event(
     dags = []
     for i, a in enumerate(ASSETS):
         with DAG(f"consumer_{i}", schedule=[a], max_active_runs=10_000) as d:
-            EmptyOperator(task_id="t")
+            NoopOperator(task_id="t")
         dags.append(d)
     with DAG("any_consumer", schedule=ASSETS[0] | ASSETS[1] | ASSETS[2] | ASSETS[3],
              max_active_runs=10_000) as any_dag:
-        EmptyOperator(task_id="t")
+        NoopOperator(task_id="t")
     h.sync(*dags, any_dag)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     n_events = 120

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import redis
 from sqlalchemy import Engine, select
+from tests.noop import NoopOperator
 
 from statewright.crypto import generate_key, load_fernet
 from statewright.db.tables_assets import asset_watcher
 from statewright.sdk import DAG, Asset, AssetWatcher
-from statewright.sdk.operators import EmptyOperator
 from statewright.sdk.triggers.base import BaseTrigger, TriggerEvent, classpath_of
 from statewright.sdk.triggers.watchers import (
     DirectoryFileTrigger,
@@ -74,7 +74,7 @@ def until(condition: Callable[[], Any], job: TriggererJob, seconds: float = 20.0
 
 def watched(dag_id: str, asset: Asset) -> DAG:
     with DAG(dag_id, schedule=[asset]) as dag:
-        EmptyOperator(task_id="t")
+        NoopOperator(task_id="t")
     return dag
 
 

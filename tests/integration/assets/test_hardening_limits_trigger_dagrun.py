@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from statewright.sdk import DAG, EmptyOperator
+from tests.noop import NoopOperator
+
+from statewright.sdk import DAG
 from statewright.sdk.operators import TriggerDagRunOperator
 
 
@@ -21,7 +23,7 @@ def deep(levels: int) -> Any:
 def test_a_conf_past_the_depth_limit_fails_the_try_and_triggers_nothing(
         assets_harness: Callable) -> None:
     with DAG("target", schedule=None) as target:
-        EmptyOperator(task_id="work")
+        NoopOperator(task_id="work")
     with DAG("controller", schedule=None) as controller:
         TriggerDagRunOperator(task_id="trigger", trigger_dag_id="target",
                               conf={"a": deep(100)})

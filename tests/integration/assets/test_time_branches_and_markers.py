@@ -8,13 +8,13 @@ from datetime import UTC, datetime, time
 
 import pytest
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.errors import DagDefinitionError
 from statewright.sdk import DAG
 from statewright.sdk.operators import (
     BranchDateTimeOperator,
     BranchDayOfWeekOperator,
-    EmptyOperator,
     ExternalTaskMarker,
     LatestOnlyOperator,
     WeekDay,
@@ -28,7 +28,7 @@ def test_latest_only_skips_all_but_the_latest_scheduled_run(
         assets_harness: Callable, monkeypatch: pytest.MonkeyPatch) -> None:
     h = assets_harness(datetime(2026, 1, 3, 12, tzinfo=UTC))
     with DAG("latest", schedule="@daily", start_date=JAN1, catchup=True) as dag:
-        LatestOnlyOperator(task_id="latest_only") >> EmptyOperator(task_id="work")
+        LatestOnlyOperator(task_id="latest_only") >> NoopOperator(task_id="work")
     monkeypatch.setattr(LatestOnlyOperator, "clock",
                         staticmethod(lambda: datetime(2026, 1, 3, 12, tzinfo=UTC)))
     h.sync(dag)
@@ -52,8 +52,8 @@ def test_branch_day_of_week_on_the_logical_date(day: datetime, expected: str) ->
         BranchDayOfWeekOperator(
             task_id="branch", follow_task_ids_if_true="weekend",
             follow_task_ids_if_false="weekday", week_day={WeekDay.SATURDAY, "Sunday"},
-            use_task_logical_date=True) >> [EmptyOperator(task_id="weekend"),
-                                            EmptyOperator(task_id="weekday")]
+            use_task_logical_date=True) >> [NoopOperator(task_id="weekend"),
+                                            NoopOperator(task_id="weekday")]
     states = dag.test(logical_date=day).states
     other = "weekday" if expected == "weekend" else "weekend"
     assert states[expected] == "success" and states[other] == "skipped"
@@ -75,8 +75,8 @@ def test_branch_datetime_between_times(at: datetime, expected: str) -> None:
         BranchDateTimeOperator(
             task_id="branch", follow_task_ids_if_true="inside",
             follow_task_ids_if_false="outside", target_lower=time(9), target_upper=time(17),
-            use_task_logical_date=True) >> [EmptyOperator(task_id="inside"),
-                                            EmptyOperator(task_id="outside")]
+            use_task_logical_date=True) >> [NoopOperator(task_id="inside"),
+                                            NoopOperator(task_id="outside")]
     assert dag.test(logical_date=at).states[expected] == "success"
 
 
@@ -85,8 +85,8 @@ def test_branch_datetime_crossing_midnight_and_bad_input() -> None:
         BranchDateTimeOperator(
             task_id="branch", follow_task_ids_if_true="night", follow_task_ids_if_false="day",
             target_lower=time(22), target_upper=time(2),
-            use_task_logical_date=True) >> [EmptyOperator(task_id="night"),
-                                            EmptyOperator(task_id="day")]
+            use_task_logical_date=True) >> [NoopOperator(task_id="night"),
+                                            NoopOperator(task_id="day")]
     assert dag.test(logical_date=datetime(2026, 1, 5, 23, tzinfo=UTC)).states["night"] == (
         "success")
     with pytest.raises(DagDefinitionError, match="both target_upper and target_lower are None"):
@@ -99,10 +99,10 @@ def test_clearing_an_external_task_marker_clears_the_child_dag(
         assets_harness: Callable, engine: Engine) -> None:
     h = assets_harness(datetime(2026, 1, 1, 12, tzinfo=UTC))
     with DAG("parent", schedule="@daily", start_date=JAN1) as parent:
-        EmptyOperator(task_id="start") >> ExternalTaskMarker(
+        NoopOperator(task_id="start") >> ExternalTaskMarker(
             task_id="marker", external_dag_id="child", external_task_id="child_task")
     with DAG("child", schedule="@daily", start_date=JAN1) as child:
-        EmptyOperator(task_id="before") >> EmptyOperator(task_id="child_task") >> EmptyOperator(
+        NoopOperator(task_id="before") >> NoopOperator(task_id="child_task") >> NoopOperator(
             task_id="after")
     h.sync(parent, child)
     h.loop()

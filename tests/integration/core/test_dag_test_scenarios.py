@@ -7,12 +7,12 @@ from datetime import timedelta
 
 import pytest
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
 from statewright.core.states import TI
 from statewright.core.transitions import TASK_INSTANCE_EDGES, Actor
 from statewright.sdk import (
     DAG,
-    EmptyOperator,
     FailTask,
     PythonOperator,
     ShortCircuitOperator,
@@ -32,7 +32,7 @@ def _states(result) -> dict[str, str]:  # type: ignore[no-untyped-def]
 def test_failure_propagates_down_a_diamond(engine: Engine) -> None:
     with DAG("diamond") as dag:
         a = PythonOperator(task_id="a", python_callable=_fail)
-        b, c, d = (EmptyOperator(task_id=t) for t in "bcd")
+        b, c, d = (NoopOperator(task_id=t) for t in "bcd")
         a >> [b, c] >> d
     r = dag.test(engine=engine)
     assert _states(r) == {"a": "failed", "b": "upstream_failed", "c": "upstream_failed",
@@ -43,7 +43,7 @@ def test_failure_propagates_down_a_diamond(engine: Engine) -> None:
 def test_a_cleanup_leaf_that_succeeds_makes_the_run_succeed(engine: Engine) -> None:
     with DAG("cleanup") as dag:
         a = PythonOperator(task_id="a", python_callable=_fail)
-        cleanup = EmptyOperator(task_id="cleanup", trigger_rule="all_done")
+        cleanup = NoopOperator(task_id="cleanup", trigger_rule="all_done")
         a >> cleanup
     r = dag.test(engine=engine)
     assert _states(r) == {"a": "failed", "cleanup": "success"}
@@ -53,8 +53,8 @@ def test_a_cleanup_leaf_that_succeeds_makes_the_run_succeed(engine: Engine) -> N
 def test_a_failed_leaf_fails_the_run_even_when_another_leaf_succeeds(engine: Engine) -> None:
     with DAG("two_leaves") as dag:
         a = PythonOperator(task_id="a", python_callable=_fail)
-        publish = EmptyOperator(task_id="publish")
-        cleanup = EmptyOperator(task_id="cleanup", trigger_rule="all_done")
+        publish = NoopOperator(task_id="publish")
+        cleanup = NoopOperator(task_id="cleanup", trigger_rule="all_done")
         a >> [publish, cleanup]
     r = dag.test(engine=engine)
     assert _states(r)["publish"] == "upstream_failed" and r.state.value == "failed"
@@ -73,9 +73,9 @@ def test_branch_join_under_each_rule(engine: Engine, join_rule: str, join_state:
         def choose() -> str:
             return "left"
 
-        left, right = EmptyOperator(task_id="left"), EmptyOperator(task_id="right")
-        after_right = EmptyOperator(task_id="after_right")
-        join = EmptyOperator(task_id="join", trigger_rule=join_rule)
+        left, right = NoopOperator(task_id="left"), NoopOperator(task_id="right")
+        after_right = NoopOperator(task_id="after_right")
+        join = NoopOperator(task_id="join", trigger_rule=join_rule)
         choose() >> [left, right]
         right >> after_right
         [left, after_right] >> join
@@ -95,8 +95,8 @@ def test_short_circuit_modes(engine: Engine, ignore: bool, expected: dict[str, s
     with DAG("short") as dag:
         gate = ShortCircuitOperator(task_id="gate", python_callable=lambda: False,
                                     ignore_downstream_trigger_rules=ignore)
-        direct = EmptyOperator(task_id="direct")
-        cleanup = EmptyOperator(task_id="cleanup", trigger_rule="all_done")
+        direct = NoopOperator(task_id="direct")
+        cleanup = NoopOperator(task_id="cleanup", trigger_rule="all_done")
         gate >> direct >> cleanup
     r = dag.test(engine=engine)
     s = _states(r)
@@ -106,8 +106,8 @@ def test_short_circuit_modes(engine: Engine, ignore: bool, expected: dict[str, s
 
 def test_one_failed_alert_is_skipped_when_all_succeed(engine: Engine) -> None:
     with DAG("alerts") as dag:
-        a, b = EmptyOperator(task_id="a"), EmptyOperator(task_id="b")
-        alert = EmptyOperator(task_id="alert", trigger_rule="one_failed")
+        a, b = NoopOperator(task_id="a"), NoopOperator(task_id="b")
+        alert = NoopOperator(task_id="alert", trigger_rule="one_failed")
         [a, b] >> alert
     r = dag.test(engine=engine)
     assert _states(r)["alert"] == "skipped" and r.state.value == "success"
@@ -119,8 +119,8 @@ def test_skip_task_propagates_under_all_success(engine: Engine) -> None:
 
     with DAG("skips") as dag:
         a = PythonOperator(task_id="a", python_callable=skip)
-        b = EmptyOperator(task_id="b")
-        c = EmptyOperator(task_id="c", trigger_rule="none_failed")
+        b = NoopOperator(task_id="b")
+        c = NoopOperator(task_id="c", trigger_rule="none_failed")
         a >> b >> c
     r = dag.test(engine=engine)
     assert _states(r) == {"a": "skipped", "b": "skipped", "c": "success"}  # none_failed runs
@@ -171,8 +171,8 @@ def test_fail_task_does_not_retry(engine: Engine) -> None:
 def test_fail_stop_skips_the_rest(engine: Engine) -> None:
     with DAG("stopping", fail_stop=True) as dag:
         a = PythonOperator(task_id="a", python_callable=_fail)
-        b = EmptyOperator(task_id="b")
-        c = EmptyOperator(task_id="c")
+        b = NoopOperator(task_id="b")
+        c = NoopOperator(task_id="c")
         a >> c
         b >> c
     r = dag.test(engine=engine)
@@ -205,7 +205,7 @@ def test_every_recorded_edge_is_allowed_and_attributed(engine: Engine) -> None:
     with DAG("audit") as dag:
         a = PythonOperator(task_id="a", python_callable=_fail, retries=1,
                            retry_delay=timedelta(seconds=0))
-        b = EmptyOperator(task_id="b", trigger_rule="all_done")
+        b = NoopOperator(task_id="b", trigger_rule="all_done")
         a >> b
     r = dag.test(engine=engine)
     for h in r.history:
@@ -224,13 +224,13 @@ def test_dag_test_on_a_shared_database_touches_only_its_own_run(engine: Engine) 
     from statewright.services.dag_runs import trigger_dag
 
     with DAG("bystander") as other:
-        EmptyOperator(task_id="x")
+        NoopOperator(task_id="x")
     other.test(engine=engine)  # registers the DAG
     with transaction(engine) as conn:
         _, waiting = trigger_dag(conn, "bystander", now=utcnow(), actor=Actor.USER,
                                  run_id="left_alone")
     with DAG("mine") as dag:
-        EmptyOperator(task_id="y")
+        NoopOperator(task_id="y")
     assert dag.test(engine=engine).state.value == "success"
     with engine.connect() as conn:
         assert run_repo.get_by_run_id(conn, "bystander", waiting).state == "queued"

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
-from statewright.sdk import DAG, EmptyOperator, task
+from statewright.sdk import DAG, task
 from statewright.sdk.loader import load_dag_file
 from statewright.sdk.operators import (
     BranchExternalPythonOperator,
@@ -102,7 +103,7 @@ def test_a_failing_callable_fails_the_task_with_its_error(engine: Engine) -> Non
     with DAG("external_failure") as dag:
         failing = ExternalPythonOperator(task_id="fail", python=sys.executable,
                                          python_callable=fail)
-        failing >> EmptyOperator(task_id="after")
+        failing >> NoopOperator(task_id="after")
     run = dag.test(engine=engine)
     assert run.states == {"fail": "failed", "after": "upstream_failed"}
     message = run.ti("fail").state_message
@@ -118,8 +119,8 @@ def test_a_branch_callable_skips_the_other_branch(engine: Engine) -> None:
     with DAG("external_branch") as dag:
         branch = BranchExternalPythonOperator(task_id="choose", python=sys.executable,
                                               python_callable=choose, op_args=[["a", "b"]])
-        a, b = EmptyOperator(task_id="a"), EmptyOperator(task_id="b")
-        join = EmptyOperator(task_id="join", trigger_rule="none_failed_min_one_success")
+        a, b = NoopOperator(task_id="a"), NoopOperator(task_id="b")
+        join = NoopOperator(task_id="join", trigger_rule="none_failed_min_one_success")
         branch >> [a, b] >> join
     run = dag.test(engine=engine)
     assert run.states == {"choose": "success", "a": "skipped", "b": "success",
@@ -165,7 +166,7 @@ def test_a_branch_virtualenv_reuses_the_cached_environment(
             return "installed"
 
         branch = choose()
-        branch >> [EmptyOperator(task_id="installed"), EmptyOperator(task_id="missing")]
+        branch >> [NoopOperator(task_id="installed"), NoopOperator(task_id="missing")]
     run = dag.test(engine=engine, logs_folder=tmp_path)
     assert run.states == {"choose": "success", "installed": "success", "missing": "skipped"}
     log = _log(tmp_path, "choose")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, select
+from tests.noop import NoopOperator
 
 from statewright.db.tables_assets import asset, asset_event
 from statewright.sdk import (
@@ -17,7 +18,6 @@ from statewright.sdk import (
     Asset,
     AssetAlias,
     BashOperator,
-    EmptyOperator,
     Metadata,
     TaskGroup,
     task,
@@ -90,7 +90,7 @@ def test_time_sensors_wait_for_a_time_of_today(engine: Engine, noon: SensorClock
 def _upstream() -> DAG:
     with DAG("upstream") as dag:
         with TaskGroup("extract"):
-            EmptyOperator(task_id="a")
+            NoopOperator(task_id="a")
             with TaskGroup("more"):
                 @task
                 def part(n: int) -> int:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine
+from tests.noop import NoopOperator
 
-from statewright.sdk import DAG, EmptyOperator, PythonOperator, ShortCircuitOperator, SkipTask
+from statewright.sdk import DAG, PythonOperator, ShortCircuitOperator, SkipTask
 
 
 def _skip() -> None:
@@ -32,7 +33,7 @@ def _join_dag(skip_first: bool) -> DAG:
                                  trigger_rule="all_success" if skip_first else "all_done")
         failer = PythonOperator(task_id="failer", python_callable=_fail,
                                 trigger_rule="all_done" if skip_first else "all_success")
-        join = EmptyOperator(task_id="join")
+        join = NoopOperator(task_id="join")
         if skip_first:
             skipper >> failer
         else:
@@ -63,9 +64,9 @@ def test_a_short_circuit_skip_does_not_reach_an_always_task(engine: Engine, igno
     with DAG(f"short_always_{ignore}") as dag:
         gate = ShortCircuitOperator(task_id="gate", python_callable=lambda: False,
                                     ignore_downstream_trigger_rules=ignore)
-        direct = EmptyOperator(task_id="direct")
-        notify = EmptyOperator(task_id="notify", trigger_rule="always")
-        after = EmptyOperator(task_id="after", trigger_rule="always")
+        direct = NoopOperator(task_id="direct")
+        notify = NoopOperator(task_id="notify", trigger_rule="always")
+        after = NoopOperator(task_id="after", trigger_rule="always")
         gate >> [direct, notify]
         direct >> after
     r = dag.test(engine=engine)
@@ -75,10 +76,10 @@ def test_a_short_circuit_skip_does_not_reach_an_always_task(engine: Engine, igno
 
 def test_a_short_circuit_skip_does_not_reach_a_teardown(engine: Engine) -> None:
     with DAG("short_teardown") as dag:
-        create = EmptyOperator(task_id="create").as_setup()
+        create = NoopOperator(task_id="create").as_setup()
         gate = ShortCircuitOperator(task_id="gate", python_callable=lambda: False)
-        work = EmptyOperator(task_id="work")
-        delete = EmptyOperator(task_id="delete").as_teardown(setups=create)
+        work = NoopOperator(task_id="work")
+        delete = NoopOperator(task_id="delete").as_teardown(setups=create)
         create >> gate >> work >> delete
     r = dag.test(engine=engine)
     assert r.states == {"create": "success", "gate": "success", "work": "skipped",

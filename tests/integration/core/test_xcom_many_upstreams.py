@@ -7,12 +7,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sqlalchemy import Engine, select
+from tests.noop import NoopOperator
 
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
 from statewright.db.repositories import xcoms as xcom_repo
 from statewright.db.tables import dag_run
-from statewright.sdk import DAG, EmptyOperator
+from statewright.sdk import DAG
 from statewright.services.dag_processor.sync import FileSync, ImportOutcome
 from statewright.services.dag_runs import trigger_dag
 
@@ -22,7 +23,7 @@ N = 10_000
 
 def test_the_values_of_ten_thousand_upstreams_are_read_and_cleared(engine: Engine) -> None:
     with DAG("wide") as dag:
-        EmptyOperator(task_id="t")
+        NoopOperator(task_id="t")
     with transaction(engine) as conn:
         FileSync(conn, now=NOW, folder_prefix="/d/", present_files={"/d/w.py"},
                  paused_at_creation=False).file(

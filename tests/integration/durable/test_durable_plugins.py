@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, select
+from tests.noop import NoopOperator
 
 from statewright.core.errors import DagDefinitionError
 from statewright.core.schedules import Timetable
 from statewright.db.tables import import_error
-from statewright.sdk import DAG, EmptyOperator, macros, plugins, task
+from statewright.sdk import DAG, macros, plugins, task
 from statewright.services import listeners
 from statewright.services.dag_processor.processor import DagProcessor
 
@@ -86,7 +87,7 @@ def test_a_broken_plugin_is_an_error_naming_its_file_and_the_others_load(
 def test_a_listener_that_raises_is_logged_and_the_state_change_stands(
         plugin_folder: Path, engine: Engine, caplog: pytest.LogCaptureFixture) -> None:
     with DAG("pl_listen", schedule=None, start_date=datetime(2024, 1, 1)) as dag:
-        EmptyOperator(task_id="a", weight_rule="statewright_plugins.good.Ten")
+        NoopOperator(task_id="a", weight_rule="statewright_plugins.good.Ten")
     with caplog.at_level(logging.ERROR, logger="statewright.services.listeners"):
         run = dag.test(engine=engine)
     assert run.state.value == "success" and run.states == {"a": "success"}
@@ -100,9 +101,9 @@ def test_a_listener_that_raises_is_logged_and_the_state_change_stands(
 
 def test_weight_rule_names_only_strategies_a_plugin_registers(plugin_folder: Path) -> None:
     with pytest.raises(DagDefinitionError, match=r"no\.such\.Strategy"):
-        EmptyOperator(task_id="x", weight_rule="no.such.Strategy")
+        NoopOperator(task_id="x", weight_rule="no.such.Strategy")
     with pytest.raises(DagDefinitionError, match="weight_rule"):
-        EmptyOperator(task_id="y", weight_rule="sideways")
+        NoopOperator(task_id="y", weight_rule="sideways")
 
 
 def test_plugin_timetables_and_entry_points_register(

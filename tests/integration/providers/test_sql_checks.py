@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from tests.noop import NoopOperator
 
 from statewright.core.errors import StatewrightError
 from statewright.providers.common.sql.hooks.sql import DbApiHook
@@ -25,7 +26,6 @@ from statewright.providers.common.sql.sensors.sql import SqlSensor
 from statewright.providers.sqlite.hooks.sqlite import SqliteHook
 from statewright.providers.sqlite.operators.sqlite import SqliteOperator
 from statewright.sdk import DAG, BaseHook
-from statewright.sdk.operators import EmptyOperator
 
 ROWS = [(1, "a", 10, "2025-01-01"), (2, "b", 20, "2025-01-01"), (3, None, 30, "2025-01-08"),
         (4, "d", 45, "2025-01-08")]
@@ -119,7 +119,7 @@ def test_interval_and_branch_in_a_run(orders: str) -> None:
         branch = BranchSQLOperator(
             task_id="branch", conn_id=orders, sql="SELECT COUNT(*) > 3 FROM orders",
             follow_task_ids_if_true="many", follow_task_ids_if_false="few")
-        branch >> [EmptyOperator(task_id="many"), EmptyOperator(task_id="few")]
+        branch >> [NoopOperator(task_id="many"), NoopOperator(task_id="few")]
         grows >> too_much
     run = dag.test(logical_date=datetime(2025, 1, 8, tzinfo=UTC))
     # SUM 75 vs 30: max/min 2.5 < 3 and COUNT 2 vs 2; relative diff (75-30)/30 = 1.5 >= 1
