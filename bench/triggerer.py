@@ -60,9 +60,11 @@ class _Phases:
         self._wall, self._cpu = wall, cpu
 
 
-def _set_up(n: int, db: str, key: str, due: datetime, phases: _Phases) -> None:
+def _set_up(n: int, db: str, key: str, due_in: float, phases: _Phases) -> datetime:
     """A DAG of ``n`` tasks, one run, each task instance moved through the door to running and
-    then deferred on a ``DateTimeTrigger`` (``deferral.apply_waiting``, as a worker does)."""
+    then deferred on a ``DateTimeTrigger`` (``deferral.apply_waiting``, as a worker does) due
+    ``due_in`` seconds after the deferrals start (on a busy machine the phases before take
+    minutes: a moment fixed before them would pass during the claim). Returns the moment."""
     from sqlalchemy import select
 
     from statewright.core.clock import utcnow
@@ -104,17 +106,19 @@ def _set_up(n: int, db: str, key: str, due: datetime, phases: _Phases) -> None:
         door.set_task_instance_state(conn, ids, frm=TI.QUEUED, to=TI.RUNNING,
                                      actor=Actor.EXECUTOR, now=now, increment_try=True)
     phases.done("to_running")
+    due = datetime.now(UTC) + timedelta(seconds=due_in)
     _defer_all(engine, rows, due)
     phases.done("defer")
     engine.dispose()
+    return due
 
 
-def _set_up_elsewhere(n: int, db: str, key: str, due: datetime) -> dict[str, Any]:
+def _set_up_elsewhere(n: int, db: str, key: str, due_in: float) -> dict[str, Any]:
     """``_set_up`` in a process of its own: the triggerer's resident memory is then measured
     in a process whose heap holds no memory freed by the set-up (it would be reused and hide
     what the triggers take)."""
     res = subprocess.run([sys.executable, __file__, "--set-up", str(n), "--db", db,
-                          "--due", due.isoformat()], check=True, capture_output=True, text=True,
+                          "--due-in", str(due_in)], check=True, capture_output=True, text=True,
                          env={**os.environ, "STATEWRIGHT_BENCH_KEY": key})
     out: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
     return out
@@ -140,14 +144,19 @@ def _defer_all(engine: Any, rows: Any, due: datetime) -> None:
 
 
 def _claim_all(job: Any, n: int) -> tuple[float, float, float]:
-    """Claim until ``n`` are held: wall and CPU seconds, resident bytes per trigger."""
+    """Claim until ``n`` were claimed: wall and CPU seconds, resident bytes per trigger.
+
+    Counted by the claims, not by the triggers held: a trigger that fired is held no more, and
+    on a busy machine some may come due before the last claim (waiting for ``n`` held then
+    never ended: the bench ran for ever, its loop claiming nothing)."""
     import gc
 
     gc.collect()
     rss_before = _rss_bytes()
     started, cpu_started = time.perf_counter(), time.process_time()
-    while len(job.runner) < n:
-        job.run_once()
+    claimed = 0
+    while claimed < n:
+        claimed += job.run_once().claimed
     claim_seconds = time.perf_counter() - started
     claim_cpu = time.process_time() - cpu_started
     time.sleep(0.5)  # every trigger reached its first await
@@ -167,9 +176,9 @@ def hold_triggers(n: int, *, fire: bool = True) -> dict[str, Any]:
     logging.basicConfig(level=logging.WARNING)
     tmp = tempfile.mkdtemp(prefix="sw-bench-trig-")
     key = generate_key()
-    # All triggers come due at one moment, after the claims are done.
-    due = datetime.now(UTC) + timedelta(seconds=10 + n / 1000)
-    set_up = _set_up_elsewhere(n, f"{tmp}/bench.db", key, due)
+    # All triggers come due at one moment, after the claims are done (none with --no-fire).
+    set_up = _set_up_elsewhere(n, f"{tmp}/bench.db", key, 10 + n / 1000 if fire else 86400)
+    due = datetime.fromisoformat(set_up.pop("due"))
     engine = make_engine(f"sqlite:///{tmp}/bench.db")
     cipher = load_fernet(key)
     job = TriggererJob(engine, cipher=cipher, config=TriggererConfig(
@@ -209,7 +218,9 @@ def hold_triggers(n: int, *, fire: bool = True) -> dict[str, Any]:
         "claim_cpu_seconds": round(claim_cpu, 3),
         "set_up": set_up,
         "claimed_before_due": claimed_before_due,
-        "events_applied_per_second": round(n / max((applied_at - due).total_seconds(), 1e-9)),
+        # (None when some came due before the last claim: they fired as they were claimed.)
+        "events_applied_per_second": round(n / max((applied_at - due).total_seconds(), 1e-9))
+        if claimed_before_due else None,
         # Claimed, held, fired and applied, per trigger (the 0.5 s settle and the wait for the
         # moment included: an idle triggerer's CPU).
         **meter.figures(n, "trigger"),
@@ -337,13 +348,13 @@ def main() -> None:
     parser.add_argument("--defer", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--set-up", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
-    parser.add_argument("--due", help=argparse.SUPPRESS)
+    parser.add_argument("--due-in", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.set_up:
         phases = _Phases()
-        _set_up(args.set_up, args.db, os.environ["STATEWRIGHT_BENCH_KEY"],
-                datetime.fromisoformat(args.due), phases)
-        print(json.dumps(phases.out))
+        due = _set_up(args.set_up, args.db, os.environ["STATEWRIGHT_BENCH_KEY"], args.due_in,
+                      phases)
+        print(json.dumps({**phases.out, "due": due.isoformat()}))
         return
     if args.one:  # also run alone: a line of its own, with the host's speed
         host = host_speed()

@@ -204,8 +204,7 @@ class TriggererJob:
         """The part of ``run_once`` that a trigger's event needs: heartbeat when due, then write
         the events and failures of the triggers."""
         stats = TriggererStats()
-        if time.monotonic() - self._last_heartbeat >= self.config.heartbeat_seconds:
-            self._heartbeat()
+        self._heartbeat_if_due()
         self._wake.clear()
         stats.fired, stats.failed = self._write_outcomes()
         stats.fired += self.watchers.write()
@@ -222,8 +221,7 @@ class TriggererJob:
         assert self.job_id is not None, "start() the triggerer first"
         stats = TriggererStats()
         mono = time.monotonic()
-        if mono - self._last_heartbeat >= self.config.heartbeat_seconds:
-            self._heartbeat()
+        self._heartbeat_if_due()
         self._wake.clear()
         stats.fired, stats.failed = self._write_outcomes()
         timed_out = self._time_out()
@@ -268,6 +266,15 @@ class TriggererJob:
             self._last_timeout_check = None
         return rows
 
+    def _heartbeat_if_due(self) -> None:
+        """Heartbeat every ``heartbeat_seconds``: at the top of a loop and between the batches
+        of a long write (100,000 events at once on a busy machine take minutes; a lease left
+        to lapse meanwhile lets another triggerer take every trigger, and this one's events
+        are then stale and dropped: the same triggers fired again, in a loop)."""
+        if (self._started
+                and time.monotonic() - self._last_heartbeat >= self.config.heartbeat_seconds):
+            self._heartbeat()
+
     def _heartbeat(self) -> None:
         with transaction(self.engine) as conn:
             alive = job_repo.heartbeat(conn, self.job_id, self.clock())  # type: ignore[arg-type]
@@ -303,6 +310,7 @@ class TriggererJob:
                 self.runner.give_back(batch)
                 raise
             self._log_outcomes(batch, applied.stale)
+            self._heartbeat_if_due()
             fired_n += len(fired)
             failed_n += len(failures)
             metrics.FIRED.inc(len(fired))
