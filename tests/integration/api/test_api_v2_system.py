@@ -149,6 +149,9 @@ def test_one_import_error_and_one_event_log(client: TestClient, engine: Engine) 
     first = logs["event_logs"][-1]
     assert client.get(f"{V2}/eventLogs/{first['event_log_id']}").json() == first
     assert client.get(f"{V2}/eventLogs/999999").status_code == 404
+    # beyond the id column's range: refused, never a database error (PostgreSQL's integer)
+    assert client.get(f"{V2}/eventLogs/{2**31}").status_code in (400, 422)
+    assert client.get(f"{V2}/importErrors/{2**31}").status_code in (400, 422)
     kept = client.get(f"{V2}/eventLogs", params={"excluded_events": "post_pool",
                                                  "event_prefix_pattern": "delete"}).json()
     assert [e["event"] for e in kept["event_logs"]] == ["delete_pool"]

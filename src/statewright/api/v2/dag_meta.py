@@ -83,7 +83,7 @@ def get_dag_tags(request: Request, limit: PageLimit = 50, offset: Offset = 0,
 @import_errors.get("/importErrors/{import_error_id}", response_model=v2.ImportError_,
                    responses=NOT_FOUND)
 def get_import_error(request: Request,
-                     import_error_id: Annotated[int, Path(ge=1, le=2**63 - 1)]
+                     import_error_id: Annotated[int, Path(ge=1, le=2**31 - 1)]
                      ) -> v2.ImportError_:
     """One DAG file's import error."""
     found = next((e for e in every(lambda **page: v1_dags.list_import_errors(request, **page),

@@ -65,7 +65,7 @@ def get_event_logs(
 
 @router.get("/eventLogs/{event_log_id}", response_model=v2.EventLog, openapi_extra=ADMIN,
             responses=NOT_FOUND)
-def get_event_log(request: Request, event_log_id: Annotated[int, Path(ge=1, le=2**63 - 1)]
+def get_event_log(request: Request, event_log_id: Annotated[int, Path(ge=1, le=2**31 - 1)]
                   ) -> v2.EventLog:
     """One entry of the audit log."""
     with reading(request) as conn:

@@ -22,7 +22,7 @@ from statewright.core.clock import utcnow
 
 router = APIRouter(tags=["HumanInTheLoop"])
 _TI = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/{map_index}/hitlDetails"
-_MI = Annotated[int, Path(ge=-1)]
+_MI = Annotated[int, Path(ge=-1, le=2**31 - 1)]
 _Strings = Annotated[list[str] | None, Query()]
 
 _ORDER = {"ti_id": "created_at", "subject": "subject", "responded_at": "responded_at",
@@ -75,7 +75,8 @@ def get_hitl_details(
     request: Request, dag_id: str, dag_run_id: str, limit: PageLimit = 50, offset: Offset = 0,
     order_by: OrderBy = None, dag_id_pattern: Pattern = None, dag_id_prefix_pattern: Prefix = None,
     task_id: Annotated[str | None, Query()] = None, task_id_pattern: Pattern = None,
-    task_id_prefix_pattern: Prefix = None, map_index: Annotated[int | None, Query()] = None,
+    task_id_prefix_pattern: Prefix = None,
+    map_index: Annotated[int | None, Query(ge=-1, le=2**31 - 1)] = None,
     state: _Strings = None, response_received: Annotated[bool | None, Query()] = None,
     responded_by_user_id: _Strings = None, responded_by_user_name: _Strings = None,
     subject_search: Pattern = None, body_search: Pattern = None, created_at_gte: _When = None,

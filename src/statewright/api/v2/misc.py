@@ -101,7 +101,7 @@ def get_asset_events(
     source_dag_id: Annotated[str | None, Query()] = None,
     source_task_id: Annotated[str | None, Query()] = None,
     source_run_id: Annotated[str | None, Query()] = None,
-    source_map_index: Annotated[int | None, Query()] = None,
+    source_map_index: Annotated[int | None, Query(ge=-1, le=2**31 - 1)] = None,
     name_pattern: Pattern = None, name_prefix_pattern: Prefix = None,
     timestamp_gte: _When = None, timestamp_gt: _When = None, timestamp_lte: _When = None,
     timestamp_lt: _When = None,

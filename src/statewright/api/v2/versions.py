@@ -72,7 +72,8 @@ def get_dag_versions(
 @router.get("/dags/{dag_id}/dagVersions/{version_number}", response_model=v2v.DagVersion,
             responses=NOT_FOUND)
 def get_dag_version(request: Request, dag_id: str,
-                    version_number: Annotated[int, Path(ge=1)]) -> v2v.DagVersion:
+                    version_number: Annotated[int, Path(ge=1, le=2**31 - 1)]
+                    ) -> v2v.DagVersion:
     """One version of a DAG."""
     got = v1_versions.get_dag_version(request, dag_id, version_number)
     return _version(got, display_name(request, dag_id))
@@ -93,7 +94,8 @@ class _NotAcceptable(ApiError):
              responses={**NOT_FOUND, 200: {"content": {"text/plain": {}}},
                         406: {"description": "Not Acceptable"}})
 def get_dag_source(request: Request, dag_id: str,
-                   version_number: Annotated[int | None, Query(ge=1)] = None) -> Any:
+                   version_number: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None
+                   ) -> Any:
     """The source code of a DAG's file (its latest version's, or ``version_number``'s); with
     ``Accept: text/plain`` the text alone."""
     text = wants_text(request)
