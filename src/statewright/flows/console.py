@@ -102,10 +102,16 @@ def _flow_logger(ctx: FlowRunContext) -> logging.LoggerAdapter[logging.Logger]:
         "flow_name": ctx.flow.name})
 
 
-def _task_logger(tctx: TaskRunContext) -> logging.LoggerAdapter[logging.Logger]:
-    return logging.LoggerAdapter(logging.getLogger(TASK_LOGGER), {
+def _task_line(tctx: TaskRunContext, level: int, msg: str, *args: Any) -> None:
+    """A task run's line: a record handled as ``Logger.log`` would, without looking up the
+    caller's frame (the engine's lines need no source line; two lines per task run, looking it
+    up was a good part of their cost)."""
+    logger = logging.getLogger(TASK_LOGGER)
+    if not logger.isEnabledFor(level):
+        return
+    logger.handle(logger.makeRecord(TASK_LOGGER, level, __file__, 0, msg, args, None, extra={
         "task_run_id": tctx.task_run.id, "task_run_name": tctx.task_run.name,
-        "flow_run_id": tctx.task_run.flow_run_id, "task_name": tctx.task.name})
+        "flow_run_id": tctx.task_run.flow_run_id, "task_name": tctx.task.name}))
 
 
 def flow_run_started(ctx: FlowRunContext, ui_url: str | None) -> None:
@@ -129,19 +135,19 @@ def flow_run_finished(ctx: FlowRunContext, state: State) -> None:
 
 
 def task_run_started(tctx: TaskRunContext) -> None:
-    _task_logger(tctx).info("Created task run %r for task %r", tctx.task_run.name,
-                            tctx.task.name)
+    _task_line(tctx, logging.INFO, "Created task run %r for task %r", tctx.task_run.name,
+               tctx.task.name)
 
 
 def task_try_failed(tctx: TaskRunContext, exc: BaseException, retry: str | None) -> None:
     what = retry or "Retries are exhausted"
-    _task_logger(tctx).error("Task run failed with exception: %r - %s\n%s", exc, what,
-                             _traceback(exc))
+    _task_line(tctx, logging.ERROR, "Task run failed with exception: %r - %s\n%s", exc, what,
+               _traceback(exc))
 
 
 def task_run_finished(tctx: TaskRunContext, state: State) -> None:
     level = logging.ERROR if state.is_failed() or state.is_crashed() else logging.INFO
-    _task_logger(tctx).log(level, "Finished in state %s", state_text(state))
+    _task_line(tctx, level, "Finished in state %s", state_text(state))
 
 
 def state_text(state: State) -> str:

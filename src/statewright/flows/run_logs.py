@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from datetime import datetime
 
 from statewright.sdk.masking import redact
@@ -24,6 +25,11 @@ class _Formatter(logging.Formatter):
 _FORMAT = _Formatter("[%(asctime)s] %(levelname)s - %(message)s")
 _STAMP = len("[2026-01-01 12:00:00,123456]")
 FLOW_RUN_LOG = "flow_run.log"
+_OPEN_FILES = 16
+"""Descriptors a flow run's handler keeps open, the most recently written files: a flow of
+thousands of task runs holds no more than this, and the lines of the tries running now do not
+open their file each (an ``open()`` per line was most of a log line's cost)."""
+_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 
 
 def flow_run_log_path(template: str) -> str:
@@ -39,7 +45,7 @@ class TaskRunLogFiles(logging.Handler):
         self.template = template
         self.flow_run_pk = flow_run_pk
         self.tries: dict[int, tuple[str, int]] = {}  # task run id → (task id, try number)
-        self._folders: set[str] = set()  # files whose folder exists
+        self._fds: OrderedDict[str, int] = OrderedDict()  # path → descriptor, LRU order
         self._files_lock = threading.Lock()
         self.setFormatter(_FORMAT)
 
@@ -55,18 +61,34 @@ class TaskRunLogFiles(logging.Handler):
             path = flow_run_log_path(self.template)
         else:
             return
-        line = str(redact(self.format(record))) + "\n"
+        line = (str(redact(self.format(record))) + "\n").encode("utf-8", "surrogateescape")
         try:
-            # Opened for each record, never kept: a flow run of thousands of task runs would
+            # Unbuffered appends (a reader sees each line at once) to one of at most
+            # ``_OPEN_FILES`` descriptors kept: a flow run of thousands of task runs would
             # otherwise hold a descriptor per try until it ends (and run out of them).
             with self._files_lock:
-                if path not in self._folders:
-                    os.makedirs(os.path.dirname(path), exist_ok=True)
-                    self._folders.add(path)
-                with open(path, "a", encoding="utf-8") as fh:
-                    fh.write(line)
+                os.write(self._fd(path), line)
         except OSError:
             self.handleError(record)
+
+    def _fd(self, path: str) -> int:
+        fds = self._fds
+        fd = fds.get(path)
+        if fd is not None:
+            fds.move_to_end(path)
+            return fd
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, _FLAGS, 0o666)
+        fds[path] = fd
+        if len(fds) > _OPEN_FILES:
+            os.close(fds.popitem(last=False)[1])
+        return fd
+
+    def close(self) -> None:
+        with self._files_lock:
+            while self._fds:
+                os.close(self._fds.popitem()[1])
+        super().close()
 
 
 _LOGGERS = ("statewright.task_runs", "statewright.flow_runs")
