@@ -4,22 +4,17 @@
   row per user and DAG; gone with the user or the DAG.
 
 Revision ID: 0024
-Revises: the newest revision before it (0023, or 0021/0022 while those numbers are unused)
+Revises: 0022
 Create Date: 2026-11-28
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import sqlalchemy as sa
 from alembic import op
 
 revision = '0024'
-# The revisions 0022 and 0023 are numbers held for other changes; this one follows whichever of
-# them exists, so the chain has one head whatever order they arrive in.
-down_revision = max(p.name.split('_', 1)[0] for p in Path(__file__).parent.glob('[0-9]*.py')
-                    if p.name.split('_', 1)[0] < revision)
+down_revision = '0022'  # the number 0023 was held for a change that needed no migration
 branch_labels = None
 depends_on = None
 
