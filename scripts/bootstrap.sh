@@ -19,3 +19,7 @@ if [ "${1:-}" = server ]; then
 else
   .venv/bin/python -m pip install --quiet -e "$target"
 fi
+# Compiled once here: every process (servers, CLI commands, task processes) then reads the
+# bytecode rather than compiling statewright's modules again, also where the environment sets
+# PYTHONDONTWRITEBYTECODE (a stale file is ignored by Python and compiled in memory as before).
+.venv/bin/python -m compileall -q -j 0 src/statewright >/dev/null || true
