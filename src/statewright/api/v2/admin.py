@@ -76,6 +76,17 @@ def test_connection(request: Request, body: v2.ConnectionBody) -> v1_secrets.Con
     return v1_secrets.post_connection_test(request, _connection_in(body))
 
 
+@connections.post("/connections/defaults", status_code=204, openapi_extra=ADMIN,
+                  include_in_schema=False)
+def create_default_connections(request: Request) -> Response:
+    """Airflow creates its list of default connections (``airflow_db``, ``aws_default``, …);
+    statewright has no such list, so nothing is created: 400 saying so (not served in the
+    OpenAPI document; docs/api.md lists it)."""
+    raise ApiError("statewright has no list of default connections to create (Airflow's "
+                   "airflow_db, aws_default, … are not kept); create each connection you need "
+                   "with POST /api/v2/connections. Nothing was created.")
+
+
 @connections.patch("/connections/{connection_id}", response_model=v2.Connection,
                    response_model_by_alias=True, openapi_extra=ADMIN, responses=NOT_FOUND)
 def patch_connection(request: Request, connection_id: str, body: v2.ConnectionBody,

@@ -12,9 +12,11 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from statewright.api.deps import Offset
+from statewright.api.errors import NotFound
 from statewright.api.routers import hitl as v1_hitl
 from statewright.api.v2 import schemas_system as v2
 from statewright.api.v2 import task_instances as v2_tis
+from statewright.api.v2 import tries as v2_tries
 from statewright.api.v2.common import CONFLICT, NOT_FOUND, PageLimit
 from statewright.api.v2.row_filters import OrderBy, Pattern, Prefix, every, matches, order
 from statewright.api.v2.row_filters import When as _When
@@ -42,17 +44,21 @@ def _user(stored: str | None) -> v2.HITLUser | None:
     return v2.HITLUser(id=name, name=name) if name else None
 
 
+def _fields(d: v1_hitl.HITLDetail) -> dict[str, Any]:
+    """What Airflow's detail and its history share, but the task instance."""
+    return {"options": d.options, "subject": d.subject, "body": d.body,
+            "defaults": d.defaults, "multiple": d.multiple, "params": d.params,
+            "assigned_users": [v2.HITLUser(id=r, name=r) for r in d.respondents or []],
+            "created_at": d.created_at, "responded_by_user": _user(d.responded_by),
+            "responded_at": d.responded_at, "chosen_options": d.chosen_options,
+            "params_input": d.params_input, "response_received": d.response_received}
+
+
 def _detail(request: Request, d: v1_hitl.HITLDetail) -> v2.HITLDetail:
     t = d.task_instance
     ti = v2_tis.get_mapped_task_instance(request, t.dag_id, t.dag_run_id, t.task_id,
                                          t.map_index)
-    return v2.HITLDetail(
-        task_instance=ti, options=d.options, subject=d.subject, body=d.body,
-        defaults=d.defaults, multiple=d.multiple, params=d.params,
-        assigned_users=[v2.HITLUser(id=r, name=r) for r in d.respondents or []],
-        created_at=d.created_at, responded_by_user=_user(d.responded_by),
-        responded_at=d.responded_at, chosen_options=d.chosen_options,
-        params_input=d.params_input, response_received=d.response_received)
+    return v2.HITLDetail(task_instance=ti, **_fields(d))
 
 
 def _row(d: v1_hitl.HITLDetail) -> dict[str, Any]:
@@ -107,6 +113,25 @@ def get_hitl_detail(request: Request, dag_id: str, dag_run_id: str, task_id: str
     """The request for input of one task instance (map index -1 when not mapped)."""
     return _detail(request, v1_hitl.get_mapped_hitl_detail(request, dag_id, dag_run_id,
                                                            task_id, map_index))
+
+
+@router.get(_TI + "/tries/{try_number}", response_model=v2.HITLDetailHistory,
+            responses=NOT_FOUND)
+def get_hitl_detail_try_detail(request: Request, dag_id: str, dag_run_id: str, task_id: str,
+                               map_index: _MI, try_number: Annotated[int, Path(ge=1)]
+                               ) -> v2.HITLDetailHistory:
+    """The request for input of one try of a task instance. statewright keeps the request of
+    the latest try that asked (a later try's request replaces the earlier): another try
+    answers 404 naming the try it keeps."""
+    d = v1_hitl.get_mapped_hitl_detail(request, dag_id, dag_run_id, task_id, map_index)
+    kept = d.task_instance.try_number
+    if try_number != kept:
+        raise NotFound(f"Task instance {task_id!r} of DAG {dag_id!r} run {dag_run_id!r} has "
+                       f"no request for input of try {try_number}: statewright keeps the "
+                       f"latest try's request (try {kept}).")
+    tries = v2_tries.tries_of(request, dag_id, dag_run_id, task_id, map_index)
+    return v2.HITLDetailHistory(task_instance=v2_tries.one_try(tries, try_number, task_id),
+                                **_fields(d))
 
 
 @router.patch(_TI, response_model=v2.HITLDetailResponse,

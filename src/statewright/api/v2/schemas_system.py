@@ -29,8 +29,9 @@ class HITLUser(BaseModel):
     name: str
 
 
-class HITLDetail(BaseModel):
-    task_instance: v2.TaskInstanceResponse
+class _HITLFields(BaseModel):
+    """What a request for input and its history by try share, but the task instance."""
+
     options: list[str]
     subject: str
     body: str | None = None
@@ -44,6 +45,16 @@ class HITLDetail(BaseModel):
     chosen_options: list[str] | None = None
     params_input: dict[str, Any] = {}
     response_received: bool = False
+
+
+class HITLDetail(_HITLFields):
+    task_instance: v2.TaskInstanceResponse
+
+
+class HITLDetailHistory(_HITLFields):
+    """A request for input of one try, its task instance as that try (Airflow's history)."""
+
+    task_instance: v2.TaskInstanceTry
 
 
 class HITLDetailCollection(BaseModel):

@@ -81,6 +81,22 @@ def patch_task_instance(request: Request, dag_id: str, dag_run_id: str, task_id:
     return _patch(request, dag_id, dag_run_id, task_id, map_index, body, update_mask)
 
 
+@router.delete(_ONE, include_in_schema=False, response_model=None)
+def delete_task_instance(request: Request, dag_id: str, dag_run_id: str, task_id: str,
+                         map_index: Annotated[int, Query(ge=-1)] = -1) -> None:
+    """Airflow deletes one task instance; statewright keeps a run's task instances as its
+    state machine (the run's outcome, history and grid are made of them), so a task instance
+    is removed only with its run: 400 saying so (404 for an unknown one; not served in the
+    OpenAPI document; docs/api.md lists it)."""
+    with reading(request) as conn:
+        ti = reads.get_task_instance(conn, dag_id, dag_run_id, task_id, map_index)
+    raise ApiError(f"statewright does not delete one task instance ({task_id!r} of run "
+                   f"{dag_run_id!r} is {ti.state}): a run's outcome and history are made of "
+                   f"all its task instances. Delete the finished run with DELETE "
+                   f"/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}, or clear the task instance "
+                   f"(POST /api/v2/dags/{dag_id}/clearTaskInstances). Nothing was deleted.")
+
+
 @router.patch(_ONE + "/dry_run", response_model=v2.TaskInstanceCollection, responses=NOT_FOUND)
 def patch_task_instance_dry_run(request: Request, dag_id: str, dag_run_id: str, task_id: str,
                                 body: v2.PatchTaskInstanceBody, map_index: _MIQ = None,

@@ -21,7 +21,7 @@ _TRY = Annotated[int, Path(ge=1)]
 _MI = Annotated[int, Query(ge=-1)]
 
 
-def _tries(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
+def tries_of(request: Request, dag_id: str, run_id: str, task_id: str, map_index: int
            ) -> list[v2.TaskInstanceTry]:
     with reading(request) as conn:
         ti = reads.get_task_instance(conn, dag_id, run_id, task_id, map_index)
@@ -40,7 +40,7 @@ def _try(ti: v1.TaskInstanceDetail, t: v1.Try, dag_display_name: str) -> v2.Task
         executor_config="{}")
 
 
-def _one_try(tries: list[v2.TaskInstanceTry], number: int, task_id: str
+def one_try(tries: list[v2.TaskInstanceTry], number: int, task_id: str
              ) -> v2.TaskInstanceTry:
     found = next((t for t in tries if t.try_number == number), None)
     if found is None:
@@ -53,7 +53,7 @@ def _one_try(tries: list[v2.TaskInstanceTry], number: int, task_id: str
 def get_task_instance_tries(request: Request, dag_id: str, dag_run_id: str, task_id: str,
                             map_index: _MI = -1) -> v2.TaskInstanceTryCollection:
     """Every try of the task instance, oldest first."""
-    tries = _tries(request, dag_id, dag_run_id, task_id, map_index)
+    tries = tries_of(request, dag_id, dag_run_id, task_id, map_index)
     return v2.TaskInstanceTryCollection(task_instances=tries, total_entries=len(tries))
 
 
@@ -63,8 +63,8 @@ def get_task_instance_try_details(request: Request, dag_id: str, dag_run_id: str
                                   task_id: str, task_try_number: _TRY, map_index: _MI = -1
                                   ) -> v2.TaskInstanceTry:
     """One try."""
-    tries = _tries(request, dag_id, dag_run_id, task_id, map_index)
-    return _one_try(tries, task_try_number, task_id)
+    tries = tries_of(request, dag_id, dag_run_id, task_id, map_index)
+    return one_try(tries, task_try_number, task_id)
 
 
 @router.get(_ONE + "/{map_index:int}/tries", response_model=v2.TaskInstanceTryCollection,
@@ -82,5 +82,5 @@ def get_mapped_task_instance_try_details(request: Request, dag_id: str, dag_run_
                                          task_id: str, map_index: int, task_try_number: _TRY
                                          ) -> v2.TaskInstanceTry:
     """One try of one instance of a mapped task."""
-    tries = _tries(request, dag_id, dag_run_id, task_id, map_index)
-    return _one_try(tries, task_try_number, task_id)
+    tries = tries_of(request, dag_id, dag_run_id, task_id, map_index)
+    return one_try(tries, task_try_number, task_id)

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import PlainTextResponse
 
-from statewright.api.deps import Offset
+from statewright.api.deps import Offset, reading
 from statewright.api.errors import ApiError
 from statewright.api.routers import dag_versions as v1_versions
 from statewright.api.schemas_versions import DagVersion as V1Version
@@ -18,6 +18,7 @@ from statewright.api.v2 import schemas as v2v
 from statewright.api.v2 import schemas_system as v2
 from statewright.api.v2.common import NOT_FOUND, PageLimit, display_name
 from statewright.api.v2.row_filters import OrderBy, order
+from statewright.db.repositories import dags as dags_repo
 
 router = APIRouter(tags=["DagVersion"])
 sources = APIRouter(tags=["DagSource"])
@@ -26,11 +27,15 @@ _ORDER = {"id": "version_number", "version_number": "version_number",
           "bundle_name": "bundle_name", "bundle_version": "bundle_version"}
 
 
-def _one_dag(dag_id: str) -> str:
-    if dag_id == "~":
-        raise ApiError("Invalid request: statewright lists the versions of one DAG at a time; "
-                       "give its dag_id instead of ~.")
-    return dag_id
+def _versions(request: Request, dag_id: str) -> list[v2v.DagVersion]:
+    """The versions of one DAG, or with ``~`` of every DAG (stale ones too, as Airflow)."""
+    if dag_id != "~":
+        name = display_name(request, dag_id)
+        return [_version(v, name) for v in
+                v1_versions.list_dag_versions(request, dag_id).dag_versions]
+    with reading(request) as conn:
+        dags = dags_repo.list_dags(conn, only_active=False)
+    return [row for d in dags for row in _versions(request, d.dag_id)]
 
 
 def version_uuid(dag_id: str, number: int) -> str:
@@ -57,11 +62,10 @@ def get_dag_versions(
     bundle_version: Annotated[str | None, Query()] = None,
     order_by: OrderBy = None,
 ) -> v2.DagVersionCollection:
-    """A DAG's versions (a new one each time its structure or its file's code changed)."""
-    name = display_name(request, _one_dag(dag_id))
-    rows = [_version(v, name) for v in
-            v1_versions.list_dag_versions(request, dag_id).dag_versions
-            if (version_number is None or v.version_number == version_number)]
+    """A DAG's versions (a new one each time its structure or its file's code changed);
+    ``~``: every DAG's."""
+    rows = [v for v in _versions(request, dag_id)
+            if version_number is None or v.version_number == version_number]
     if bundle_name not in (None, "dags-folder") or bundle_version is not None:
         rows = []  # one bundle, dags-folder, without versions
     rows = order(rows, order_by, _ORDER, "id")
