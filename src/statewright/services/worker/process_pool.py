@@ -41,11 +41,9 @@ from sqlalchemy import Engine
 from statewright.config import input_limits as settings_input_limits
 from statewright.core.clock import Clock, utcnow
 from statewright.core.limits import InputLimits
-from statewright.core.states import TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
 from statewright.db.engine import transaction
-from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.controls.stopped import settle_stopped_tries
 from statewright.services.dag_view import DagViewCache
 from statewright.services.secrets.relay import SecretRequest
@@ -61,6 +59,11 @@ from statewright.services.worker.outcome import (
     TIMED_OUT,
     TryResult,
     apply_results,
+)
+from statewright.services.worker.pool_liveness import (
+    _LEASE,
+    PoolLiveness,
+    leaves_running_elsewhere,
 )
 from statewright.services.worker.pool_parts import (
     LOST,
@@ -86,7 +89,7 @@ log = logging.getLogger("statewright.worker.pool")
 _IMPORT_KEEP = 30.0
 _IMPORT_KEEP_MAX = 600.0
 
-class TaskProcessPool:
+class TaskProcessPool(PoolLiveness):
     def __init__(
         self,
         engine: Engine,
@@ -535,51 +538,6 @@ class TaskProcessPool:
             self._pending.extendleft(reversed(later))
         return taken
 
-    def _heartbeat(self) -> None:
-        running = [(c.workload.ti_id, c.workload.try_number) for c in self._children
-                   if c.workload is not None]
-        if not running:
-            return
-        now = self.clock()
-        confirmed_at = time.monotonic()
-        with transaction(self.engine) as conn:
-            ti_repo.heartbeat(conn, running, now)
-            still = ti_repo.still_running(conn, running)
-        for c in self._children:
-            w = c.workload
-            if w is not None and (w.ti_id, w.try_number) in still:
-                c.confirmed = max(c.confirmed, confirmed_at)
-        for c in self._children:
-            w = c.workload
-            if w is not None and (w.ti_id, w.try_number) not in still:
-                log.warning("%s.%s try %s is no longer running in the database; killing it",
-                            w.dag_id, w.task_id, w.try_number)
-                c.kill_reason = "superseded"
-                self._kill(c)
-
-    def _watch_leases(self) -> None:
-        """Kill tries the database has not confirmed for ``lease_seconds``; runs in its own
-        thread, so a supervisor blocked on the database cannot hold it up."""
-        assert self.lease_seconds is not None
-        period = min(1.0, self.lease_seconds / 4)
-        while not self._stop.wait(period):
-            with self._guard:
-                now = time.monotonic()
-                for c in list(self._children):
-                    w = c.workload
-                    if w is None or c.kill_reason is not None:
-                        continue
-                    if now - c.confirmed > self.lease_seconds:
-                        log.error("%s.%s try %s: no heartbeat reached the database for %.0fs; "
-                                  "killing the try", w.dag_id, w.task_id, w.try_number,
-                                  now - c.confirmed)
-                        c.kill_reason = _LEASE
-                        try:
-                            os.kill(c.process.pid, signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
-                        self._poke()
-
     def _answer(self, c: Child, request: Any) -> None:
         try:
             reply = answer_request(self.engine, request, now=self.clock())
@@ -598,13 +556,4 @@ class TaskProcessPool:
             self.check_now()
 
 
-def leaves_running_elsewhere(events: Sequence[door.TransitionEvent], ti_ids: Any) -> bool:
-    """Whether one of ``ti_ids`` left running through someone else than the worker (a person
-    marked, cleared or cancelled it; the scheduler reaped it)."""
-    return any(e.entity == door.ENTITY_TI and e.frm == TI.RUNNING.value and e.to != e.frm
-               and e.actor not in _OWN_ACTORS and e.entity_id in ti_ids for e in events)
-
-
-_OWN_ACTORS = frozenset({Actor.WORKER.value, Actor.EXECUTOR.value})
-_LEASE = "lease"
 _INTERRUPT = "interrupt"
