@@ -9,37 +9,12 @@ from __future__ import annotations
 
 import json
 import sys
-import urllib.request
-from collections.abc import Callable
-from typing import Any
 
 import airflow_client.client as af
-from airflow_client.client.exceptions import ApiException
+from airflow_client_common import call, out, token
 
 url, username, password, dag_id, hitl_dag, hitl_run = sys.argv[1:7]
-out: dict[str, Any] = {}
-
-
-def token() -> str:
-    request = urllib.request.Request(
-        url + "/auth/token", method="POST",
-        data=json.dumps({"username": username, "password": password}).encode(),
-        headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request) as answer:
-        return str(json.loads(answer.read())["access_token"])
-
-
-def call(name: str, fn: Callable[[], Any]) -> Any:
-    try:
-        value = fn()
-    except ApiException as exc:
-        out[name] = {"error": exc.status, "body": exc.body}
-        return None
-    out[name] = value.to_dict() if hasattr(value, "to_dict") else value
-    return value
-
-
-api = af.ApiClient(af.Configuration(host=url, access_token=token()))
+api = af.ApiClient(af.Configuration(host=url, access_token=token(url, username, password)))
 
 conns, variables, pools = af.ConnectionApi(api), af.VariableApi(api), af.PoolApi(api)
 call("bulk_connections", lambda: conns.bulk_connections(af.BulkBodyConnectionBody.from_dict(

@@ -6,40 +6,14 @@ from __future__ import annotations
 
 import json
 import sys
-import urllib.request
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 import airflow_client.client as af
-from airflow_client.client.exceptions import ApiException
+from airflow_client_common import call, out, token
 
 url, username, password, simple, mapped, run_id = sys.argv[1:7]
 part = sys.argv[7] if len(sys.argv) > 7 else "all"  # "task_instances": the calls below only
-out: dict[str, Any] = {}
-
-
-def token() -> str:
-    request = urllib.request.Request(
-        url + "/auth/token", method="POST",
-        data=json.dumps({"username": username, "password": password}).encode(),
-        headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request) as answer:
-        out["token_status"] = answer.status
-        return str(json.loads(answer.read())["access_token"])
-
-
-def call(name: str, fn: Callable[[], Any]) -> Any:
-    try:
-        value = fn()
-    except ApiException as exc:
-        out[name] = {"error": exc.status, "body": exc.body}
-        return None
-    out[name] = value.to_dict() if hasattr(value, "to_dict") else value
-    return value
-
-
-api = af.ApiClient(af.Configuration(host=url, access_token=token()))
+api = af.ApiClient(af.Configuration(host=url, access_token=token(url, username, password)))
 
 
 def task_instance_family() -> None:
