@@ -8,11 +8,9 @@
 "use strict";
 
 window.statewrightCalendar = (() => {
-  const wrap = document.getElementById("calendar-wrap");
-  const button = document.getElementById("view-calendar");
-  const data = pageData();
-  if (!wrap || !button || !data || !data.dag) return null;
-  const dagId = data.dag.dag_id;
+  const tab = window.statewrightViewTab.find("calendar-wrap", "view-calendar");
+  if (!tab) return null;
+  const { wrap, button, dagId } = tab;
   const SVG = "http://www.w3.org/2000/svg";
   const CELL = 14;
   const GAP = 3;
@@ -239,18 +237,8 @@ window.statewrightCalendar = (() => {
   }
 
   function show(on) {
-    wrap.hidden = !on;
-    button.classList.toggle("active", on);
-    button.setAttribute("aria-pressed", on ? "true" : "false");
+    window.statewrightViewTab.toggle(tab, on, views, ["details-wrap", "durations-wrap"]);
     if (on) {
-      for (const v of views) if (v) v.hidden = true;
-      for (const id of ["details-wrap", "durations-wrap"]) {
-        const other = document.getElementById(id);
-        if (other) other.hidden = true;
-      }
-      for (const b of document.querySelectorAll(".view-tabs .btn")) {
-        if (b !== button) { b.classList.remove("active"); b.setAttribute("aria-pressed", "false"); }
-      }
       const wanted = /^#calendar\/(\d{4})(?:-(\d{2}))?$/.exec(location.hash);
       if (wanted) {
         state.year = Number(wanted[1]);

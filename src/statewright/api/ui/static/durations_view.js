@@ -7,18 +7,15 @@
 "use strict";
 
 window.statewrightDurations = (() => {
-  const wrap = document.getElementById("durations-wrap");
-  const button = document.getElementById("view-durations");
-  const data = pageData();
-  if (!wrap || !button || !data || !data.dag) return null;
-  const dagId = data.dag.dag_id;
+  const tab = window.statewrightViewTab.find("durations-wrap", "view-durations");
+  if (!tab) return null;
+  const { wrap, button, dagId } = tab;
   const cells = window.statewrightGridCells;
   const box = document.getElementById("durations-chart");
   const runsSelect = document.getElementById("durations-runs");
   const taskSelect = document.getElementById("durations-task");
   const summary = document.getElementById("durations-summary");
   const views = [document.querySelector(".grid-layout"), document.getElementById("legend")];
-  const details = document.getElementById("details-wrap");
   const detailsButton = document.getElementById("view-details");
   const state = { grid: null, chart: null, task: "" };
 
@@ -134,15 +131,8 @@ window.statewrightDurations = (() => {
   }
 
   function show(on) {
-    wrap.hidden = !on;
-    button.classList.toggle("active", on);
-    button.setAttribute("aria-pressed", on ? "true" : "false");
+    window.statewrightViewTab.toggle(tab, on, views, ["details-wrap"]);
     if (on) {
-      for (const v of views) if (v) v.hidden = true;
-      if (details) details.hidden = true;
-      for (const b of document.querySelectorAll(".view-tabs .btn")) {
-        if (b !== button) { b.classList.remove("active"); b.setAttribute("aria-pressed", "false"); }
-      }
       history.replaceState(null, "", location.pathname + location.search + "#durations");
       load();
     } else if (location.hash === "#durations") {
