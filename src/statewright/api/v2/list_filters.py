@@ -115,6 +115,6 @@ def one_or_all(value: str) -> list[str] | None:
     return None if value == "~" else [value]
 
 
-def values(**given: Sequence[Any] | None) -> dict[str, Sequence[Any]]:
+def matching(**given: Sequence[Any] | None) -> dict[str, Sequence[Any]]:
     """The value filters given (``None`` or empty: not filtered)."""
     return {k: v for k, v in given.items() if v}

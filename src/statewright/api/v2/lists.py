@@ -110,7 +110,7 @@ def get_dag_runs(
 ) -> v2.DagRunCollection:
     """The runs of a DAG, or of every DAG (``~``); ``order_by`` default ``id``."""
     _exists(request, dag_id)
-    f = bf.Filters(values=lf.values(dag_id=lf.one_or_all(dag_id), state=lf.run_states(state),
+    f = bf.Filters(values=lf.matching(dag_id=lf.one_or_all(dag_id), state=lf.run_states(state),
                                     run_type=run_type),
                    ranges=[*dates, *partition], patterns=found,
                    order_by=lf.order(order_by, bf.RUN_COLUMNS, ["id"]))
@@ -140,7 +140,7 @@ def get_list_dag_runs_batch(request: Request, dag_id: _ALL, body: v2.DagRunsBatc
     """Runs of the DAGs in ``dag_ids`` (all when left out) with the body's filters."""
     _refuse(body, ["conf_contains", "duration_gt", "duration_gte", "duration_lt",
                    "duration_lte"], "POST /dags/~/dagRuns/list")
-    f = bf.Filters(values=lf.values(dag_id=body.dag_ids, state=lf.run_states(body.states)),
+    f = bf.Filters(values=lf.matching(dag_id=body.dag_ids, state=lf.run_states(body.states)),
                    ranges=_body_ranges(body),
                    order_by=lf.order([body.order_by] if body.order_by else None,
                                      bf.RUN_COLUMNS, ["id"]))
@@ -166,7 +166,7 @@ def ti_page(request: Request, f: bf.Filters, limit: int | None, offset: int
 def run_tis(request: Request, dag_id: str, run_id: str, task_id: str | None = None,
             map_indexes: list[int] | None = None) -> list[v2.TaskInstanceResponse]:
     """The task instances of a run (of one task, of some map indexes), by map index."""
-    f = bf.Filters(values=lf.values(dag_id=[dag_id], run_id=[run_id],
+    f = bf.Filters(values=lf.matching(dag_id=[dag_id], run_id=[run_id],
                                     task_id=[task_id] if task_id else None,
                                     map_index=map_indexes),
                    order_by=["map_index"])
@@ -196,7 +196,7 @@ def get_task_instances(
     ``order_by`` default ``map_index`` (then creation order)."""
     _exists(request, dag_id, dag_run_id)
     f = bf.Filters(
-        values=lf.values(dag_id=lf.one_or_all(dag_id), run_id=lf.one_or_all(dag_run_id),
+        values=lf.matching(dag_id=lf.one_or_all(dag_id), run_id=lf.one_or_all(dag_run_id),
                          task_id=[task_id] if task_id else None, state=lf.ti_states(state),
                          map_index=map_index, pool=pool, queue=queue, operator=operator,
                          executor=executor, try_number=try_number),
@@ -219,7 +219,7 @@ def get_mapped_task_instances(
     """The instances of a mapped task in a run, by map index, with the list's filters."""
     _exists(request, dag_id, dag_run_id, task_id)
     f = bf.Filters(
-        values=lf.values(dag_id=[dag_id], run_id=[dag_run_id], task_id=[task_id],
+        values=lf.matching(dag_id=[dag_id], run_id=[dag_run_id], task_id=[task_id],
                          state=lf.ti_states(state), map_index=map_index, pool=pool,
                          queue=queue, operator=operator, executor=executor,
                          try_number=try_number),
@@ -235,7 +235,7 @@ def get_task_instances_batch(request: Request, dag_id: _ALL, dag_run_id: _ALL,
     duration = [(n.rpartition("_")[0], n.rpartition("_")[2], v) for n, v in body
                 if n.startswith("duration_") and v is not None]
     f = bf.Filters(
-        values=lf.values(dag_id=body.dag_ids, run_id=body.dag_run_ids, task_id=body.task_ids,
+        values=lf.matching(dag_id=body.dag_ids, run_id=body.dag_run_ids, task_id=body.task_ids,
                          state=lf.ti_states(body.state), pool=body.pool, queue=body.queue,
                          executor=body.executor),
         ranges=[*_body_ranges(body), *duration],
@@ -262,7 +262,7 @@ def get_xcom_entries(
     if len(indexes) > 1:
         indexes = [-2]  # two different map indexes asked for at once: no entry has both
     f = bf.Filters(
-        values=lf.values(dag_id=lf.one_or_all(dag_id), run_id=lf.one_or_all(dag_run_id),
+        values=lf.matching(dag_id=lf.one_or_all(dag_id), run_id=lf.one_or_all(dag_run_id),
                          task_id=lf.one_or_all(task_id), key=[xcom_key] if xcom_key else None,
                          map_index=indexes),
         ranges=dates, patterns=found,
