@@ -45,7 +45,8 @@ class Seeded:
                 "task_id": self.task_id, "map_index": "0", "pool_name": self.pool,
                 "variable_key": self.variable, "connection_id": self.connection,
                 "username": self.username, "backfill_id": "1", "token_id": "1",
-                "asset_id": "1", "event_log_id": "1", "version_number": "1"}
+                "asset_id": "1", "event_log_id": "1", "version_number": "1",
+                "xcom_key": "return_value", "key": "fuzz_key"}
 
 
 def seed(engine: Engine, settings: Settings,
@@ -98,6 +99,13 @@ class Operation:
         content = (self.spec.get("requestBody") or {}).get("content", {})
         return "application/json" in content
 
+    @property
+    def body_may_be_absent(self) -> bool:
+        """A body the route may go without (null or none at all), as a materialize's."""
+        content = (self.spec.get("requestBody") or {}).get("content", {})
+        schema = content.get("application/json", {}).get("schema", {})
+        return {"type": "null"} in schema.get("anyOf", [])
+
     def url(self, seeded: Seeded) -> str:
         values = seeded.path_values()
         url = self.path
@@ -147,8 +155,10 @@ def bodies_refused_anywhere(limit_bytes: int) -> Iterator[tuple[str, bytes, str]
         "application/json"
 
 
-def bodies_refused_where_json_is_wanted() -> Iterator[tuple[str, bytes, str]]:
-    """(what, body, content type) refused by a route that wants a JSON object."""
+def bodies_refused_where_json_is_wanted(
+        absent_allowed: bool = False) -> Iterator[tuple[str, bytes, str]]:
+    """(what, body, content type) refused by a route that wants a JSON object (``absent_allowed``:
+    one whose object may be null or missing)."""
     yield "invalid JSON", b'{"a": [1, 2,', "application/json"
     yield "not UTF-8", b'{"a": "\xff\xfe"}', "application/json"
     yield "a wrong content type", b'{"a": 1}', "text/plain"
@@ -156,5 +166,6 @@ def bodies_refused_where_json_is_wanted() -> Iterator[tuple[str, bytes, str]]:
     yield "deep JSON as a form", nested(50_000).encode(), "application/x-www-form-urlencoded"
     yield "a list where an object is wanted", b"[1, 2, 3]", "application/json"
     yield "a string where an object is wanted", b'"text"', "application/json"
-    yield "null where an object is wanted", b"null", "application/json"
-    yield "an empty body", b"", "application/json"
+    if not absent_allowed:
+        yield "null where an object is wanted", b"null", "application/json"
+        yield "an empty body", b"", "application/json"

@@ -39,7 +39,7 @@ def test_every_write_route_refuses_bad_bodies_with_a_4xx_and_writes_nothing(
         for op in writes:
             bodies = list(bodies_refused_anywhere(settings.api_max_body_bytes))
             if op.json_body or (op.method, op.path) in _READS_ITS_OWN_BODY:
-                bodies += bodies_refused_where_json_is_wanted()
+                bodies += bodies_refused_where_json_is_wanted(op.body_may_be_absent)
             for what, body, content_type in bodies:
                 res = c.request(op.method, op.url(seeded), content=body,
                                 headers={"content-type": content_type})
