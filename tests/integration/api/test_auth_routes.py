@@ -4,6 +4,7 @@ holds it. The table is read from the document, so a new route is checked without
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -63,6 +64,8 @@ def test_a_route_that_declares_nothing_needs_read_or_operate() -> None:
 
 def test_every_route_answers_401_without_and_403_with_a_small_role(
         engine: Engine, settings: Settings, auth_headers: Callable[..., dict[str, str]]) -> None:
+    # the configuration shown, so that /api/v2/config's 403 can only come from the role
+    settings = dataclasses.replace(settings, expose_config="true")
     app = create_app(engine=engine, settings=settings)
     headers = {role: auth_headers(engine, role.value, role.value) for role in Role}
     checked = 0
