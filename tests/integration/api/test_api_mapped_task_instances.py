@@ -3,6 +3,7 @@ logs (under ``map_index=N/``), clear and mark; ``listMapped`` lists them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -95,5 +96,5 @@ def test_the_task_instance_page_takes_the_map_index(
         client: TestClient, engine: Engine, settings: Settings) -> None:
     run = _run(engine, settings)
     page = client.get(f"/dags/mapped_api/runs/{run}/tasks/square?map_index=1")
-    assert page.status_code == 200 and '"map_index": 1' in page.text
+    assert page.status_code == 200 and re.search(r'"map_index": ?1\b', page.text)
     assert client.get(f"/dags/mapped_api/runs/{run}/tasks/square").status_code == 404
