@@ -405,6 +405,18 @@ def task_log(conn: Connection, dag_id: str, run_id: str, task_id: str, try_numbe
 def task_log_file(conn: Connection, dag_id: str, run_id: str, task_id: str, try_number: int, *,
                   logs_folder: Path | None, map_index: int = -1) -> tuple[str, Any]:
     """The log file of one try and the task instance's row, or NotFound saying why."""
+    path, row, missing = task_log_file_or_why(conn, dag_id, run_id, task_id, try_number,
+                                              logs_folder=logs_folder, map_index=map_index)
+    if path is None:
+        raise NotFound(missing)
+    return path, row
+
+
+def task_log_file_or_why(conn: Connection, dag_id: str, run_id: str, task_id: str,
+                         try_number: int, *, logs_folder: Path | None, map_index: int = -1
+                         ) -> tuple[str | None, Any, str]:
+    """(the log file, the row, "") of a try, or (None, the row, why it has no file); NotFound
+    when the task instance or the try does not exist."""
     _, row = ti_row(conn, dag_id, run_id, task_id, map_index)
     if try_number < 1 or try_number > row.try_number:
         have = (f"its tries are 1 to {row.try_number}" if row.try_number
@@ -418,10 +430,11 @@ def task_log_file(conn: Connection, dag_id: str, run_id: str, task_id: str, try_
         path = log_path_for(logs_folder, dag_id, run_id, task_id, try_number, row.map_index)
     if path is None or not os.path.isfile(path):
         where = f" (expected at {_log_name(path, logs_folder)})" if path else ""
-        raise NotFound(f"No log file for try {try_number} of task {task_id!r} in run "
-                       f"{run_id!r}{where}. The try may have run on another machine, been "
-                       "stopped before it began, or its log was removed.")
-    return path, row
+        return None, row, (f"No log file for try {try_number} of task {task_id!r} in run "
+                           f"{run_id!r}{where}. The try may have run on another machine, been "
+                           "stopped before it began, or its log was removed; an "
+                           "EmptyOperator's try runs no process and writes none.")
+    return path, row, ""
 
 
 # -- grid (api/grid_reads.py) ------------------------------------------------------------

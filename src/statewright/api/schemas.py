@@ -362,6 +362,8 @@ class TaskLogChunk(BaseModel):
     size: int = Field(description="The log file's size now.")
     writing: bool = Field(description="True while the try may still write to its log.")
     content: str
+    missing: str | None = Field(None, description="Why the try has no log file (yet), when "
+                                "it has none: the content is then empty.")
 
 
 class RunLog(BaseModel):

@@ -80,3 +80,19 @@ def test_bad_log_reads_are_refused(client: TestClient, failed_run: tuple[str, st
                       ).status_code == 404
     unknown = client.get(f"{_base(('etl', 'no_such_run'))}/1/chunk")
     assert unknown.status_code == 404 and "no_such_run" in unknown.json()["detail"]
+
+
+def test_a_try_without_a_log_file_is_an_empty_part_saying_why(
+        client: TestClient, failed_run: tuple[str, str]) -> None:
+    """An EmptyOperator's try runs no process (the scheduler sets it to success), so it has no
+    log file; a try whose file is gone reads the same: 200, empty, and the reason."""
+    logs_folder = client.app.state.settings.logs_folder  # type: ignore[attr-defined]
+    log = client.get(f"{_base(failed_run)}/1").json()
+    (logs_folder / log["path"]).unlink()
+    chunk = client.get(f"{_base(failed_run)}/1/chunk")
+    assert chunk.status_code == 200, chunk.text
+    body = chunk.json()
+    assert body["content"] == "" and body["size"] == 0 and body["next_offset"] == 0
+    assert body["writing"] is False and "No log file for try 1" in body["missing"]
+    assert client.get(f"{_base(failed_run)}/1/download").status_code == 404  # nothing to send
+    assert client.get(f"{_base(failed_run)}/9/chunk").status_code == 404  # no such try

@@ -44,8 +44,16 @@ def mapped_log_chunk(request: Request, dag_id: str, run_id: str, task_id: str, m
                      ) -> s.TaskLogChunk:
     """The log of one try from ``offset``, in whole lines, with the offset to read on from and
     whether the try may still write more (``writing``: follow it)."""
-    path, row = _file(request, dag_id, run_id, task_id, try_number, map_index)
+    with reading(request) as conn:
+        path, row, missing = reads.task_log_file_or_why(
+            conn, dag_id, run_id, task_id, try_number,
+            logs_folder=settings_of(request).logs_folder, map_index=map_index)
     writing = try_number == row.try_number and row.state in WRITING
+    if path is None:  # no file (yet): an empty part saying why, which a follower reads on from
+        return s.TaskLogChunk(dag_id=dag_id, dag_run_id=run_id, task_id=task_id,
+                              map_index=map_index, try_number=try_number, offset=0,
+                              next_offset=0, size=0, writing=writing, content="",
+                              missing=missing)
     size = os.path.getsize(path)
     if offset > size:
         raise BadRequest(f"The log of try {try_number} has {size} bytes: offset {offset} is "

@@ -82,7 +82,8 @@ window.statewrightLogViewer = (() => {
             `Only the first ${shown} of ${chunk.size} bytes are shown: download the whole log.`));
         }
         if (!this.lines.childElementCount) {
-          this.lines.append(el("div", { class: "log-note muted" }, "(empty)"));
+          this.lines.append(el("div", { class: "log-note muted" },
+            chunk.missing && !chunk.writing ? chunk.missing : "(empty)"));
         }
         this.writing = chunk.writing;
         this.followBox.disabled = !chunk.writing;
