@@ -36,7 +36,7 @@ def test_swagger_ui_renders_the_operations_offline(offline_page: Any,
     page = offline_page
     page.goto(ui_server.url + "/api/docs")
     page.locator(".opblock-summary-path", has_text="/api/v1/dags/{dag_id}/dagRuns").first \
-        .wait_for(timeout=15000)
+        .wait_for(timeout=60000)
     assert page.locator(".opblock").count() > 20
     assert "statewright" in page.locator(".info .title").inner_text()
     assert page.outside == [] and page.csp == []
@@ -46,7 +46,7 @@ def test_redoc_renders_the_operations_offline(offline_page: Any, ui_server: UiSe
     page = offline_page
     page.goto(ui_server.url + "/api/redoc")
     page.get_by_text("/api/v1/dags/{dag_id}/dagRuns").first.wait_for(
-        state="attached", timeout=20000)
+        state="attached", timeout=60000)
     assert page.locator("h1").first.inner_text().startswith("statewright")
     assert page.outside == []
     assert [m for m in page.csp if "script" in m] == []
