@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 __all__ = ["DockerOperator", "fetch_logs", "run_attached", "stringify"]
 
 _AUTO_REMOVE = ("never", "success", "force")
-STREAM_GRACE = 30.0
-"""Seconds a finished container's output may take to end before its stream is shut."""
+STREAM_GRACE = 5.0
+"""Seconds a finished container's output may take to end before its stream is shut (the engine
+holds all of it once the container has exited; Podman may keep the stream open for good)."""
 
 
 def stringify(line: str | bytes) -> str:
