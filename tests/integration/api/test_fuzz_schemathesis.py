@@ -23,9 +23,11 @@ from statewright.api import create_app
 from statewright.config import Settings
 
 # Examples per operation: (the role holds its permission, it does not). Generated data that
-# meets the document ("positive"); the admin also gets data that breaks it ("negative").
+# meets the document ("positive"); the admin also gets data that breaks it ("negative"). The
+# admin's 6 per operation (10 when the document had half as many operations) keep the run's
+# length while every operation is still tried with every role.
 EXAMPLES: dict[str | None, tuple[int, int]] = {
-    "admin": (10, 0), "operator": (4, 1), "viewer": (3, 1), None: (3, 1)}
+    "admin": (6, 0), "operator": (4, 1), "viewer": (3, 1), None: (3, 1)}
 NEGATIVE_EXAMPLES = 2
 CHECKS = [not_a_server_error, response_schema_conformance]
 
