@@ -170,9 +170,11 @@ def test_a_try_the_database_does_not_hear_about_is_killed_within_its_lease(
         with engine.connect() as conn:
             pid = ti_repo.get(conn, ti_id).pid
         with _database_unreachable(engine, ti_id):
+            # The try hangs for ever and nothing but the lease ends it while the database is
+            # out of reach: that it dies here at all is the proof; the bound only ends a wait.
             blocked_at = time.monotonic()
             while _alive(pid):
-                assert time.monotonic() - blocked_at < 10, "the lease did not kill the try"
+                assert time.monotonic() - blocked_at < 120, "the lease did not kill the try"
                 time.sleep(0.05)
         assert got.wait() == ["failed"]
     finally:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import textwrap
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -64,14 +63,13 @@ def test_a_hanging_file_is_killed_and_reported_while_the_others_load(engine: Eng
     write(folder, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
     for i in range(4):
         write(folder, f"ok_{i}.py", dag_file(f"ok_{i}"))
-    started = time.monotonic()
     stats = processor(engine, folder, timeout=2.0, parallelism=2).run_once()
-    elapsed = time.monotonic() - started
     assert set(dags(engine)) == {f"ok_{i}" for i in range(4)}
     assert list(errors(engine)) == ["hang.py"]
     assert "took longer than 2 seconds" in errors(engine)["hang.py"]
     assert str(folder / "hang.py") in errors(engine)["hang.py"]
-    assert stats.parsed == 5 and elapsed < 60  # returned: the hanging file did not hold the pass
+    # It returned at all: the file that never ends did not hold the pass.
+    assert stats.parsed == 5
 
 
 @pytest.mark.parametrize("code, expected", [
