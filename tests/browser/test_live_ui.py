@@ -1,4 +1,9 @@
-"""Live updates in a real browser: a run's success is on the grid within 1 s of its commit."""
+"""Live updates in a real browser: a run's success reaches the grid from the live stream, not
+from a poll.
+
+The page's polls are lengthened to ten minutes (``window.statewrightPollMs``, read by app.js), so
+what the grid shows within the generous bounds below can only have come from the action's own
+refresh or from a live event: the bounds prove the cause without racing the 2 s poll."""
 
 from __future__ import annotations
 
@@ -74,8 +79,14 @@ def _committed_at_ms(server: UiServer, run_id: str) -> float:
     return float(at.timestamp() * 1000)
 
 
+NO_POLL = "window.statewrightPollMs = { live: 600000, idle: 600000 };"
+BOUND_MS = 60_000
+"""Well under the ten-minute polls: a change shown within it was not a poll's."""
+
+
 def test_the_grid_shows_a_runs_success_before_its_next_poll(
         page: Any, ui_server: UiServer, tmp_path: Path) -> None:
+    page.add_init_script(NO_POLL)
     page.goto(ui_server.url + "/dags/live_pipe")
     page.locator("body[data-live='open']").wait_for()
     page.evaluate("""() => {
@@ -94,21 +105,20 @@ def test_the_grid_shows_a_runs_success_before_its_next_poll(
     page.fill("#trigger-run-id", "live_1")
     clicked = page.evaluate("() => Date.now()")
     page.click("#trigger-submit")
-    # The action refreshes its view at once: the new run's column comes without waiting a poll
-    # (the grid polls every 2 s while runs are live; the bounds below stay under it, with room
-    # for a loaded machine).
+    # The action refreshes its view at once: the new run's column comes without waiting a poll.
     page.wait_for_function(
-        "() => Object.keys(window.seen).some((k) => k.startsWith('run live_1'))", timeout=5000)
+        "() => Object.keys(window.seen).some((k) => k.startsWith('run live_1'))",
+        timeout=BOUND_MS)
     seen = page.evaluate("() => window.seen")
     shown = min(v for k, v in seen.items() if k.startswith("run live_1"))
-    assert shown - clicked < 1900, f"the new run showed {shown - clicked} ms after the click"
+    assert shown - clicked < BOUND_MS, f"the new run showed {shown - clicked} ms after the click"
 
     _run_to_the_end(ui_server, "live_1", tmp_path / "logs")
-    page.wait_for_function("() => 'run live_1 s-success' in window.seen", timeout=5000)
+    page.wait_for_function("() => 'run live_1 s-success' in window.seen", timeout=BOUND_MS)
     lag = page.evaluate("() => window.seen['run live_1 s-success']") - _committed_at_ms(
         ui_server, "live_1")
     print(f"grid showed the success {lag:.0f} ms after its commit")
-    assert lag < 1900, f"the grid showed the success {lag:.0f} ms after its commit"
+    assert lag < BOUND_MS, f"the grid showed the success {lag:.0f} ms after its commit"
     assert page.locator("button.cell.s-success[data-run-id='live_1']").count() == 2
 
 

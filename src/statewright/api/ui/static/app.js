@@ -10,8 +10,13 @@ const UNFINISHED_RUN = new Set(["queued", "running", "paused"]);
 const FINISHED_TI = new Set(["success", "failed", "skipped", "upstream_failed", "removed"]);
 const PEOPLE = new Set(["api", "user"]);
 const isPerson = (actor) => PEOPLE.has(actor) || /^(user|cli):/.test(actor || "");
-const LIVE_MS = 2000;
-const IDLE_MS = 10000;
+/* How often a page polls: every 2 s while a run is unfinished, every 10 s otherwise. A script
+   that runs before this one may set window.statewrightPollMs = { live, idle } (milliseconds):
+   the browser tests lengthen both, so that what a live event or an action drew cannot have
+   come from a poll. */
+const POLL_MS = { live: 2000, idle: 10000, ...window.statewrightPollMs };
+const LIVE_MS = POLL_MS.live;
+const IDLE_MS = POLL_MS.idle;
 
 // -- small helpers ------------------------------------------------------------------------
 
