@@ -11,15 +11,18 @@ The embedded default keeps its key in ``$STATEWRIGHT_HOME/fernet.key`` (see
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hmac
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from statewright.core.errors import ConfigurationError
 from statewright.sdk import serde
@@ -29,11 +32,13 @@ __all__ = [
     "KEY_FILE_NAME",
     "FernetKeyError",
     "decrypt_json",
+    "decrypt_many",
     "encrypt_json",
     "encrypt_serialized",
     "ensure_key_file",
     "generate_key",
     "load_fernet",
+    "value_of_plaintext",
 ]
 
 FERNET_KEY_SETTING = "STATEWRIGHT_FERNET_KEY"
@@ -121,10 +126,83 @@ def decrypt_json(fernet: Fernet | MultiFernet, token: str) -> Any:
             f"keep the old key after it in {FERNET_KEY_SETTING} "
             "(for example NEW_KEY,OLD_KEY) until every value has been re-encrypted."
         ) from exc
+    return value_of_plaintext(plaintext)
+
+
+def value_of_plaintext(plaintext: bytes) -> Any:
+    """What :func:`decrypt_json` returns for a token whose decrypted bytes are ``plaintext``
+    (the value, or the serialized data of an :func:`encrypt_serialized` envelope)."""
     data = _loads(plaintext.decode("utf-8", "surrogatepass"))
     if type(data) is dict and data.get(serde.TYPE_KEY) == _SERIALIZED:
         return data.get("value")
     return serde.deserialize(data)
+
+
+def decrypt_many(fernet: Fernet | MultiFernet, tokens: Sequence[str | bytes]
+                 ) -> list[bytes | None]:
+    """The decrypted bytes of each token, as ``fernet.decrypt`` gives them, or None for a token
+    to pass to :func:`decrypt_json` one by one (it does not decrypt: its error is raised there).
+
+    For the triggerer's claims (thousands of tokens at once, a third of a claim's CPU spent in
+    ``Fernet.decrypt``): each token's signature is checked with ``hmac.digest`` and all the
+    tokens of one key are decrypted by one AES-CBC call. Each token's IV followed by its
+    ciphertext, laid end to end, is one CBC stream whose every ciphertext block is chained to
+    the block before it: the IV for a token's first block, as in its own decryption; only the
+    blocks decrypted from the IVs themselves are dropped."""
+    keys = _raw_keys(fernet)
+    out: list[bytes | None] = [None] * len(tokens)
+    if keys is None:
+        return out
+    groups: list[list[tuple[int, bytes]]] = [[] for _ in keys]
+    digest, same = hmac.digest, hmac.compare_digest
+    for i, token in enumerate(tokens):
+        try:
+            raw = base64.urlsafe_b64decode(token)
+        except (ValueError, TypeError):
+            continue
+        n = len(raw) - _OVERHEAD
+        if n <= 0 or n % 16 or raw[0] != 0x80:
+            continue
+        signed, mac = raw[:-32], raw[-32:]
+        for k, (signing_key, _) in enumerate(keys):
+            if same(digest(signing_key, signed, "sha256"), mac):
+                groups[k].append((i, raw[9:-32]))
+                break
+    for (_, encryption_key), group in zip(keys, groups, strict=True):
+        if group:
+            _decrypt_chained(encryption_key, group, out)
+    return out
+
+
+_OVERHEAD = 1 + 8 + 16 + 32
+"""A Fernet token's bytes besides its ciphertext: version, timestamp, IV, HMAC-SHA256."""
+
+
+def _raw_keys(fernet: Fernet | MultiFernet) -> list[tuple[bytes, bytes]] | None:
+    """(signing key, encryption key) of each key in order; None when ``cryptography`` keeps
+    them otherwise than its releases since 2.x do (every token is then decrypted alone)."""
+    ciphers = getattr(fernet, "_fernets", None) if isinstance(fernet, MultiFernet) else [fernet]
+    try:
+        keys = [(f._signing_key, f._encryption_key) for f in ciphers or ()]
+    except AttributeError:
+        return None
+    ok = keys and all(type(s) is bytes and type(e) is bytes and len(s) == len(e) == 16
+                      for s, e in keys)
+    return keys if ok else None
+
+
+def _decrypt_chained(key: bytes, group: Sequence[tuple[int, bytes]],
+                     out: list[bytes | None]) -> None:
+    decryptor = Cipher(algorithms.AES(key), modes.CBC(bytes(16))).decryptor()
+    padded = decryptor.update(b"".join(seg for _, seg in group)) + decryptor.finalize()
+    pos = 0
+    for i, seg in group:
+        end = pos + len(seg)
+        block = padded[pos + 16:end]  # (the IV's own block dropped)
+        pos = end
+        pad = block[-1]
+        if 1 <= pad <= 16 and block[-pad:] == bytes((pad,)) * pad:
+            out[i] = block[:-pad]
 
 
 _DECODER = json.JSONDecoder()
