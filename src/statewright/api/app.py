@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 from fastapi import Depends, FastAPI, Request, Response
-from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 
 from statewright.api import auth
 from statewright.api.errors import install_handlers
 from statewright.api.routers import ROUTERS
+from statewright.api.ui.static_assets import STATIC_DIR, StaticAssets
 from statewright.config import Settings, load_settings
 from statewright.db.engine import make_engine
 
 API_PREFIX = "/api/v1"
-STATIC_DIR = Path(__file__).resolve().parent / "ui" / "static"
 
 _DESCRIPTION = """\
 The REST API of statewright. Resource names follow Apache Airflow 3's: DAGs, DAG runs, task
@@ -64,7 +62,7 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
     from statewright.api.docs import router as docs_router
 
     app.include_router(docs_router)
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.mount("/static", StaticAssets(directory=STATIC_DIR), name="static")
     from statewright.api.limits import JsonBodyLimits
 
     app.add_middleware(JsonBodyLimits, limits=settings.input_limits)

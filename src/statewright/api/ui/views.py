@@ -18,6 +18,7 @@ from statewright.api import grid_reads, reads
 from statewright.api.dag_details import dag_details
 from statewright.api.deps import MAX_OFFSET, reading
 from statewright.api.errors import NotFound
+from statewright.api.ui.static_assets import STATIC_DIR, install_versioned_urls
 from statewright.core.clock import utcnow
 from statewright.core.states import DagRunState, TaskInstanceState
 from statewright.services import task_state_view
@@ -33,6 +34,7 @@ def _page_json(value: Any, **_: Any) -> str:
 
 
 TEMPLATES.env.policies["json.dumps_function"] = _page_json
+install_versioned_urls(TEMPLATES, STATIC_DIR)
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 50
 # A filter form sends an empty field for "any": read as no filter.
