@@ -322,3 +322,19 @@ def test_an_event_the_database_did_not_take_is_written_on_the_next_pass(
     for pk in ids.values():
         assert _history(engine, pk)[-1] == ("deferred", "scheduled", "triggerer")
 
+
+
+def test_a_burst_is_claimed_pass_after_pass_not_one_claim_a_poll(
+        engine: Engine, cipher: MultiFernet) -> None:
+    ids = list(make_run(engine, 5).values())
+    defer(engine, ids, NeverTrigger)
+    job_ = TriggererJob(engine, cipher=cipher, config=TriggererConfig(
+        poll_seconds=3600, max_claims_per_loop=2))
+    job_.start()
+    try:
+        # The first pass claims (however long the host has been up); a full claim makes the
+        # next pass claim again; the pass after a claim that was not full only writes events.
+        assert [job_.step().claimed for _ in range(4)] == [2, 2, 1, 0]
+        assert len(job_.runner) == 5
+    finally:
+        job_.stop()

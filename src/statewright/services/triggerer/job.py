@@ -114,6 +114,7 @@ class TriggererJob:
         self._last_ownership_check = float("-inf")
         self._last_claim_full = False
         self._last_cleanup = 0.0
+        self._last_full = float("-inf")  # (the first pass of ``run_forever`` claims)
         self._at_capacity = False
         self._remove_listener: Callable[[], None] | None = None
         self._started = False
@@ -173,28 +174,37 @@ class TriggererJob:
     def run_forever(self, stop: threading.Event) -> None:
         if not self._started:
             self.start()
-        last_full = 0.0
         failures = LoopFailures("triggerer loop", log, period=self.config.poll_seconds)
         try:
             while not stop.is_set():
                 try:
-                    if (self._claim_wake.is_set()
-                            or time.monotonic() - last_full >= self.config.poll_seconds):
-                        self._claim_wake.clear()
-                        last_full = time.monotonic()
-                        stats = self.run_once()
-                    else:
-                        stats = self.write_events()
+                    self.step()
                 except Exception as exc:
                     stop.wait(failures.failed(exc))
                     continue
                 failures.succeeded()
-                if stats.claimed >= self.config.max_claims_per_loop or self.runner.has_outcomes():
+                if self._claim_wake.is_set() or self.runner.has_outcomes():
                     continue
                 self._wake.wait(self.config.poll_seconds)
                 self._wake.clear()
         finally:
             self.stop()
+
+    def step(self) -> TriggererStats:
+        """One pass of ``run_forever``: ``run_once`` when woken for claims (a deferral, a
+        full claim before: more are waiting), or ``poll_seconds`` after the last one; else
+        only the events (``write_events``)."""
+        mono = time.monotonic()
+        if not self._claim_wake.is_set() and mono - self._last_full < self.config.poll_seconds:
+            return self.write_events()
+        self._claim_wake.clear()
+        self._last_full = mono
+        stats = self.run_once()
+        if stats.claimed >= self.config.max_claims_per_loop:
+            # A burst (100,000 deferred at once, or a dead triggerer's triggers) is claimed
+            # pass after pass, not one claim every ``poll_seconds``.
+            self._claim_wake.set()
+        return stats
 
     def wake(self) -> None:
         self._claim_wake.set()
