@@ -12,7 +12,7 @@
    (running → deferred written - defer() called) + (resumed try started - trigger moment);
    defer() is called 1 s before the trigger's moment (a TimeDeltaTrigger of 1 s).
 
-Usage: python bench/triggerer.py [--sizes 1000,10000,50000] [--tasks 200]
+Usage: python bench/triggerer.py [--sizes 1000,10000,50000] [--tasks 200] [--no-fire]
        python bench/triggerer.py --one 100000 [--no-fire]   (one size, printed alone)
 """
 
@@ -366,7 +366,8 @@ def main() -> None:
     host_speed()
     out: dict[str, Any] = {"bench": "triggerer", "holding": []}
     for n in [int(x) for x in args.sizes.split(",") if x]:
-        res = subprocess.run([sys.executable, __file__, "--one", str(n)], check=True,
+        res = subprocess.run([sys.executable, __file__, "--one", str(n),
+                              *(["--no-fire"] if args.no_fire else [])], check=True,
                              capture_output=True, text=True)
         out["holding"].append(json.loads(res.stdout.strip().splitlines()[-1]))
     res = subprocess.run([sys.executable, __file__, "--defer", str(args.tasks)], check=True,

@@ -338,3 +338,22 @@ def test_a_burst_is_claimed_pass_after_pass_not_one_claim_a_poll(
         assert len(job_.runner) == 5
     finally:
         job_.stop()
+
+
+def test_asset_watchers_are_claimed_after_a_burst_of_claims_not_on_each_of_its_passes(
+        engine: Engine, cipher: MultiFernet, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = list(make_run(engine, 5).values())
+    defer(engine, ids, NeverTrigger)
+    job_ = TriggererJob(engine, cipher=cipher, config=TriggererConfig(max_claims_per_loop=2))
+    job_.start()
+    calls: list[str] = []
+    monkeypatch.setattr(job_.watchers, "step", lambda: calls.append("step") or 0)
+    monkeypatch.setattr(job_.watchers, "write", lambda: calls.append("write") or 0)
+    try:
+        claimed = [job_.run_once().claimed for _ in range(4)]
+    finally:
+        monkeypatch.undo()
+        job_.stop()
+    assert claimed == [2, 2, 1, 0]
+    # Events are written on every pass; claims of watchers wait while claims come full.
+    assert calls == ["write", "write", "step", "step"]
