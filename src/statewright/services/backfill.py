@@ -356,3 +356,7 @@ class BackfillProgress:
 
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return advance_backfills(scheduler.engine, now, views=scheduler.views)
+
+    def due(self, now: datetime) -> Any:
+        """A backfill is unfinished (read in the scheduler pass's probe)."""
+        return backfill_repo.unfinished_query()

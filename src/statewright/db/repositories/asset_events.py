@@ -70,7 +70,12 @@ def record(conn: Connection, events: Sequence[NewAssetEvent], now: datetime) -> 
 
 
 def any_queued(conn: Connection) -> bool:
-    return conn.execute(select(q.target_dag_id).limit(1)).first() is not None
+    return conn.execute(queued_query().limit(1)).first() is not None
+
+
+def queued_query() -> Any:
+    """The queued asset events' target DAGs (a query for an ``EXISTS``)."""
+    return select(q.target_dag_id)
 
 
 def lock_dags_with_queued_events(conn: Connection, limit: int) -> list[Any]:

@@ -43,10 +43,18 @@ def get(conn: Connection, backfill_id: int) -> Any:
     return conn.execute(select(backfill).where(backfill.c.id == backfill_id)).first()
 
 
+def unfinished_query() -> Any:
+    """The backfills of ``unfinished`` (a query for an ``EXISTS``)."""
+    return select(backfill.c.id).where(*_unfinished())
+
+
+def _unfinished() -> tuple[Any, ...]:
+    return backfill.c.completed_at.is_(None), backfill.c.is_paused.is_(False)
+
+
 def unfinished(conn: Connection, *, lock: bool = False) -> list[Any]:
     """Backfills not completed and not paused (the ones the scheduler carries on)."""
-    stmt = select(backfill).where(backfill.c.completed_at.is_(None),
-                                  backfill.c.is_paused.is_(False)).order_by(backfill.c.id)
+    stmt = select(backfill).where(*_unfinished()).order_by(backfill.c.id)
     if lock:
         stmt = stmt.with_for_update(skip_locked=True)
     return list(conn.execute(stmt).all())

@@ -92,6 +92,12 @@ def _any_due() -> Any:
                               ).limit(1)
 
 
+def due_query(now: datetime) -> Any:
+    """The pending deadlines that passed (a query for an ``EXISTS``)."""
+    d = deadline.c
+    return select(d.id).where(d.status == PENDING, d.deadline_time <= now)
+
+
 def any_due(conn: Connection, now: datetime) -> bool:
     """Has any pending deadline passed? (the ``(status, deadline_time)`` index alone)"""
     return conn.execute(_any_due(), {"now": now}).first() is not None

@@ -141,11 +141,14 @@ def runs_in_states(conn: Connection, run_pks: Collection[int], states: Collectio
 def lost_runs(conn: Connection, heartbeat_before: datetime, states: Collection[str]
               ) -> list[Any]:
     """Flow runs whose recorder stopped heartbeating while they were unfinished."""
-    return list(conn.execute(
-        select(dag_run.c.id, dag_run.c.state)
-        .join(flow_run, flow_run.c.dag_run_id == dag_run.c.id)
-        .where(flow_run.c.last_heartbeat_at < heartbeat_before,
-               dag_run.c.state.in_(list(states)))).all())
+    return list(conn.execute(lost_runs_query(heartbeat_before, states)).all())
+
+
+def lost_runs_query(heartbeat_before: datetime, states: Collection[str]) -> Any:
+    return (select(dag_run.c.id, dag_run.c.state)
+            .join(flow_run, flow_run.c.dag_run_id == dag_run.c.id)
+            .where(flow_run.c.last_heartbeat_at < heartbeat_before,
+                   dag_run.c.state.in_(list(states))))
 
 
 def child_runs(conn: Connection, parent_run_pk: int) -> list[Any]:
@@ -201,6 +204,15 @@ def runs_to_launch(conn: Connection, limit: int = 50) -> list[Any]:
     return list(conn.execute(
         select(dag_run.c.id, dag_run.c.dag_id, dag_run.c.run_id, dag_run.c.conf,
                dag_run.c.queued_at, dag.c.serialized)
-        .join(dag, dag.c.dag_id == dag_run.c.dag_id)
-        .where(dag.c.kind == FLOW, dag_run.c.state == "queued", dag.c.is_paused.is_(False))
+        .join(dag, dag.c.dag_id == dag_run.c.dag_id).where(*_to_launch())
         .order_by(dag_run.c.queued_at, dag_run.c.id).limit(limit)).all())
+
+
+def runs_to_launch_query() -> Any:
+    """The runs of ``runs_to_launch`` (a query for an ``EXISTS``)."""
+    return (select(dag_run.c.id).join(dag, dag.c.dag_id == dag_run.c.dag_id)
+            .where(*_to_launch()))
+
+
+def _to_launch() -> tuple[Any, ...]:
+    return dag.c.kind == FLOW, dag_run.c.state == "queued", dag.c.is_paused.is_(False)

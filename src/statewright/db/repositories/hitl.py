@@ -100,10 +100,18 @@ def due_timeouts(conn: Connection, now: datetime, limit: int = 500) -> list[Any]
     input (read from the ``(responded_at, timeout_at)`` index, never a scan of all rows)."""
     return list(conn.execute(
         select(hitl_detail, ti.dag_id, ti.task_id, ti.map_index)
-        .join(task_instance, ti.id == h.ti_id)
-        .where(h.responded_at.is_(None), h.timeout_at.is_not(None), h.timeout_at <= now,
-               ti.state == TI.AWAITING_INPUT.value, ti.try_number == h.try_number)
+        .join(task_instance, ti.id == h.ti_id).where(*_timed_out(now))
         .order_by(h.timeout_at).limit(limit)).all())
+
+
+def due_timeouts_query(now: datetime) -> Any:
+    """The requests of ``due_timeouts`` (a query for an ``EXISTS``)."""
+    return select(h.ti_id).join(task_instance, ti.id == h.ti_id).where(*_timed_out(now))
+
+
+def _timed_out(now: datetime) -> tuple[Any, ...]:
+    return (h.responded_at.is_(None), h.timeout_at.is_not(None), h.timeout_at <= now,
+            ti.state == TI.AWAITING_INPUT.value, ti.try_number == h.try_number)
 
 
 def set_waiting_fields(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:

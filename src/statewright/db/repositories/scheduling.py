@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, func, not_, select, true, tuple_
+from sqlalchemy import Connection, and_, bindparam, func, not_, or_, select, true, tuple_
 
 from statewright.core.states import RUN, TI, StateName
 from statewright.db.bulk import chunks, update_many
@@ -46,7 +46,12 @@ def _due(now: datetime) -> Any:
 
 
 def any_due_dag(conn: Connection, now: datetime) -> bool:
-    return conn.execute(select(dag.c.dag_id).where(_due(now)).limit(1)).first() is not None
+    return conn.execute(due_dag_query(now).limit(1)).first() is not None
+
+
+def due_dag_query(now: datetime) -> Any:
+    """The DAGs whose next run is due (a query for an ``EXISTS``)."""
+    return select(dag.c.dag_id).where(_due(now))
 
 
 def lock_due_dags(conn: Connection, now: datetime, limit: int) -> list[Any]:
@@ -306,24 +311,38 @@ def run_logical_date(conn: Connection, run_pk: int) -> datetime | None:
 
 
 def runs_to_name_late(conn: Connection, queued_before: datetime, limit: int = 1000) -> list[int]:
-    return list(conn.execute(
-        select(dr.id).where(dr.state == RUN.QUEUED.value, dr.queued_at < queued_before,
-                            dr.state_name != StateName.LATE.value).limit(limit)
-    ).scalars())
+    return list(conn.execute(_late_runs(queued_before).limit(limit)).scalars())
 
 
 def task_instances_to_name_late(conn: Connection, waiting_since: datetime,
                                 limit: int = 1000) -> dict[str, list[int]]:
     """state → ids of task instances scheduled or queued since before ``waiting_since``."""
     out: dict[str, list[int]] = {}
-    for state, column in ((TI.SCHEDULED, ti.scheduled_at), (TI.QUEUED, ti.queued_at)):
-        ids = list(conn.execute(
-            select(ti.id).where(ti.state == state.value, column < waiting_since,
-                                ti.state_name != StateName.LATE.value).limit(limit)
-        ).scalars())
+    for state in _LATE_TI_STATES:
+        ids = list(conn.execute(_late_tis(state, waiting_since).limit(limit)).scalars())
         if ids:
             out[state.value] = ids
     return out
+
+
+def any_late_clause(queued_before: datetime, waiting_since: datetime) -> Any:
+    """Is a run or a task instance to be named Late? (one ``EXISTS`` per query, no rows read)"""
+    return or_(_late_runs(queued_before).exists(),
+               *(_late_tis(state, waiting_since).exists() for state in _LATE_TI_STATES))
+
+
+_LATE_TI_STATES = (TI.SCHEDULED, TI.QUEUED)
+
+
+def _late_runs(queued_before: datetime) -> Any:
+    return select(dr.id).where(dr.state == RUN.QUEUED.value, dr.queued_at < queued_before,
+                               dr.state_name != StateName.LATE.value)
+
+
+def _late_tis(state: TI, waiting_since: datetime) -> Any:
+    column = ti.scheduled_at if state is TI.SCHEDULED else ti.queued_at
+    return select(ti.id).where(ti.state == state.value, column < waiting_since,
+                               ti.state_name != StateName.LATE.value)
 
 
 def late_runs(conn: Connection) -> list[Any]:

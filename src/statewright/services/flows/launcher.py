@@ -71,6 +71,11 @@ class QueuedFlowRuns:
     def __call__(self, scheduler: Any, now: datetime) -> int:
         return self.step(scheduler.engine, now)
 
+    def due(self, now: datetime) -> Any:
+        """A process of its own to watch, or a flow run queued (read in the scheduler pass's
+        probe)."""
+        return True if self.started else flow_repo.runs_to_launch_query()
+
     def step(self, engine: Engine, now: datetime) -> int:
         changed = self._reap(engine, now)
         with read_snapshot(engine) as conn:

@@ -63,6 +63,10 @@ class AssetRunCreation:
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return self.create_runs(scheduler.engine, now, views=scheduler.views)
 
+    def due(self, now: datetime) -> Any:
+        """Asset events are queued (read in the scheduler pass's probe)."""
+        return event_repo.queued_query()
+
     def create_runs(self, engine: Engine, now: datetime, *,
                     views: DagViewCache | None = None) -> int:
         """Create the runs whose asset condition holds; returns how many."""

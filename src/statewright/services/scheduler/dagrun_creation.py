@@ -86,6 +86,10 @@ class DagRunCreation:
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return self.create_due_runs(scheduler.engine, now, views=scheduler.views)
 
+    def due(self, now: datetime) -> Any:
+        """A DAG's next run is due (read in the scheduler pass's probe)."""
+        return sched_repo.due_dag_query(now)
+
     def create_due_runs(self, engine: Engine, now: datetime, *,
                         views: DagViewCache | None = None) -> int:
         """Create the due runs of up to ``max_dags_per_loop`` DAGs; returns how many."""

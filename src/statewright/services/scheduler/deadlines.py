@@ -12,7 +12,7 @@ queue one callback twice.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
@@ -66,3 +66,7 @@ class DeadlineCheck:
 
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return check_deadlines(scheduler.engine, now, batch=self.batch)
+
+    def due(self, now: datetime) -> Any:
+        """A pending deadline passed (read in the scheduler pass's probe)."""
+        return repo.due_query(now)

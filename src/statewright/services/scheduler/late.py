@@ -8,9 +8,9 @@ for longer than its threshold, gets the state name ``Late``; the type stays. Whe
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from statewright.core.states import RUN, TI, StateName
 from statewright.core.transitions import Actor
@@ -24,12 +24,18 @@ if TYPE_CHECKING:
 ACTOR = Actor.SCHEDULER
 
 
+def any_late(conn: Connection, now: datetime, *, run_threshold: timedelta,
+             task_threshold: timedelta) -> bool:
+    """Does a run or a task instance wait past its threshold without the name Late yet?"""
+    return bool(sched_repo.runs_to_name_late(conn, now - run_threshold, 1)
+                or sched_repo.task_instances_to_name_late(conn, now - task_threshold, 1))
+
+
 def mark_late(engine: Engine, now: datetime, *, run_threshold: timedelta,
               task_threshold: timedelta) -> int:
     """Name Late what waits past its threshold; returns how many were renamed."""
     with read_snapshot(engine) as conn:
-        if not (sched_repo.runs_to_name_late(conn, now - run_threshold, 1)
-                or sched_repo.task_instances_to_name_late(conn, now - task_threshold, 1)):
+        if not any_late(conn, now, run_threshold=run_threshold, task_threshold=task_threshold):
             return 0
     with transaction(engine) as conn:
         runs = sched_repo.runs_to_name_late(conn, now - run_threshold)
@@ -55,3 +61,7 @@ class LateNaming:
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return mark_late(scheduler.engine, now, run_threshold=self.run_threshold,
                          task_threshold=self.task_threshold)
+
+    def due(self, now: datetime) -> Any:
+        """Something waits past its threshold (read in the scheduler pass's probe)."""
+        return sched_repo.any_late_clause(now - self.run_threshold, now - self.task_threshold)

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, Select, select
 
 from statewright.core.clock import Clock, utcnow
 from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH
@@ -51,6 +51,10 @@ from statewright.services.scheduler.run_index import RunIndex
 log = logging.getLogger("statewright.scheduler")
 HOSTNAME = socket.gethostname()
 ACTOR = Actor.SCHEDULER
+
+
+Step = Callable[["Scheduler", datetime], int]
+"""An extra step of the loop (``steps.scheduling_steps``); see ``due_steps`` for its ``due``."""
 
 
 class Executor(Protocol):
@@ -274,10 +278,12 @@ class Scheduler:
         self._wake.clear()
         stats = LoopStats()
         now = self.clock()
-        for step in self.extra_steps if steps else ():
+        due, probe = self._probe(now, self.extra_steps if steps else ())
+        for step in due:
             stats.steps_worked += step(self, now)
         stats.changed += stats.steps_worked
-        probe = self._probe()
+        if stats.steps_worked:
+            _, probe = self._probe(now, ())  # what the steps created or changed
         if probe.queued_runs:
             stats.started_runs = self._start_queued_runs(now)
         ev = self._schedule_running_runs(now, probe.wanted)
@@ -296,16 +302,18 @@ class Scheduler:
             stats.reaped = self.reap(now)
         return stats
 
-    def _probe(self) -> _Probe:
+    def _probe(self, now: datetime, steps: Sequence[Step]) -> tuple[list[Step], _Probe]:
         """What this pass has to do, read in one snapshot (each read transaction costs two
-        round trips on PostgreSQL): queued runs to start, running runs to evaluate, and (where
-        queueing is a critical section of its own, PostgreSQL) whether anything waits to be
-        queued. A step that finds nothing takes no write lock."""
+        round trips on PostgreSQL, and a checkout): which of ``steps`` are due (``due_steps``),
+        queued runs to start, running runs to evaluate, and (where queueing is a critical
+        section of its own, PostgreSQL) whether anything waits to be queued. A step that finds
+        nothing takes no write lock; an idle pass is this one read transaction."""
         with read_snapshot(self.engine) as conn:
+            due = due_steps(conn, now, steps)
             queued = bool(run_repo.queued_runs_to_start(conn, 1))
             wanted = self._runs_needing_work(conn)
             candidates = (None if wanted else is_postgres(conn) and candidates_waiting(conn))
-        return _Probe(queued, wanted, candidates)
+        return due, _Probe(queued, wanted, candidates)
 
     def _idle_wait(self) -> float:
         """The idle sleep, shorter when a big run waits for its next evaluation."""
@@ -431,6 +439,28 @@ class Scheduler:
     def recover(self, now: datetime) -> int:
         """At start: what this host's processes that are gone left running or queued."""
         return housekeeping.recover(self, now)
+
+
+def due_steps(conn: Connection, now: datetime, steps: Sequence[Step]) -> list[Step]:
+    """The extra steps that have anything to do, all asked in one statement on the pass's
+    snapshot: a step's ``due(now)`` gives a query (due when it has a row), a condition, or a
+    bool; a step without one is always called. The step's own read and write transactions
+    happen only when it has work, so an idle pass does not open one transaction per step."""
+    due: set[int] = set()
+    asked: dict[int, Any] = {}
+    for i, step in enumerate(steps):
+        check = getattr(step, "due", None)
+        answer = True if check is None else check(now)
+        if isinstance(answer, Select):
+            asked[i] = answer.exists()
+        elif isinstance(answer, bool):
+            due.update((i,) if answer else ())
+        else:
+            asked[i] = answer
+    if asked:
+        row = conn.execute(select(*(c.label(f"s{i}") for i, c in asked.items()))).one()
+        due.update(i for i, yes in zip(asked, row, strict=True) if yes)
+    return [step for i, step in enumerate(steps) if i in due]
 
 
 _NO_WAKE = frozenset({TI.RUNNING.value})
