@@ -8,6 +8,7 @@ a database.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -320,6 +321,18 @@ def _pendulum(value: datetime | None) -> datetime | None:
     """``value`` as a pendulum DateTime (UTC when it has no zone); None stays None."""
     if value is None or isinstance(value, pendulum.DateTime):
         return value
+    try:
+        return _as_pendulum(value, value.tzinfo)
+    except TypeError:  # a zone that cannot be hashed
+        return _as_pendulum.__wrapped__(value, value.tzinfo)
+
+
+@functools.lru_cache(maxsize=64)
+def _as_pendulum(value: datetime, tzinfo: Any) -> datetime:
+    """Cached: a task process runs many tries of the same runs, whose dates are the same, and
+    a pendulum DateTime cannot be changed (the zone is in the key: equal instants in other
+    zones are equal datetimes)."""
+    del tzinfo
     return pendulum.instance(value if value.tzinfo is not None else value.replace(tzinfo=UTC))
 
 

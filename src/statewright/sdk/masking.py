@@ -16,6 +16,7 @@ registered (masking every ``a`` would ruin the log and hide nothing).
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -53,7 +54,11 @@ _pattern: re.Pattern[str] | None = None
 
 def sensitive_names() -> frozenset[str]:
     """The default names plus those of ``STATEWRIGHT_SENSITIVE_VAR_CONN_NAMES``."""
-    extra = os.environ.get(SENSITIVE_NAMES_SETTING, "")
+    return _names_of(os.environ.get(SENSITIVE_NAMES_SETTING, ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _names_of(extra: str) -> frozenset[str]:
     return DEFAULT_SENSITIVE_NAMES | {n.strip().lower() for n in extra.split(",") if n.strip()}
 
 
@@ -61,8 +66,13 @@ def is_sensitive_name(name: str | None) -> bool:
     """Whether a variable key, a connection field or a dict key names a secret."""
     if not name:
         return False
-    lowered = str(name).lower()
-    return any(word in lowered for word in sensitive_names())
+    return _is_sensitive(str(name).lower(), sensitive_names())
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_sensitive(lowered: str, names: frozenset[str]) -> bool:
+    """Cached per name and setting: a worker asks it of the same few keys for every try."""
+    return any(word in lowered for word in names)
 
 
 def mask_secret(value: Any, name: str | None = None) -> None:

@@ -26,3 +26,20 @@ def test_templates_and_tasks_get_pendulum_datetimes() -> None:
     ((seoul, kind, day),) = seen
     assert seoul == "9" and issubclass(kind, pendulum.DateTime)
     assert day == 7  # Airflow 3: a cron schedule's run has the interval [logical, logical]
+
+
+def test_equal_instants_in_other_zones_keep_their_zone() -> None:
+    """The context's dates are converted once per process and date (a cache): an instant equal
+    to one converted before, but written in another zone, is still given in its own zone."""
+    from datetime import timedelta, timezone
+
+    from statewright.sdk.context import _pendulum
+
+    utc = _pendulum(datetime(2025, 1, 6, 10, tzinfo=UTC))
+    paris = _pendulum(datetime(2025, 1, 6, 11, tzinfo=timezone(timedelta(hours=1))))
+    naive = _pendulum(datetime(2025, 1, 6, 10))
+    assert utc == paris and utc is not None and paris is not None and naive is not None
+    assert (utc.hour, paris.hour) == (10, 11)
+    assert paris.utcoffset() == timedelta(hours=1)
+    assert naive.utcoffset() == timedelta(0) and isinstance(naive, pendulum.DateTime)
+    assert _pendulum(None) is None

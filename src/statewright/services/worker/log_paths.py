@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -10,7 +11,8 @@ def log_path_for(logs_folder: Path | None, dag_id: str, run_id: str, task_id: st
     if logs_folder is None:
         return None
     safe_run = run_id.replace(":", "_").replace("+", "_")
-    folder = logs_folder / f"dag_id={dag_id}" / f"run_id={safe_run}" / f"task_id={task_id}"
+    # os.path.join, not Path's /: the same string, for a fifth of the cost (once per try).
+    parts = [f"dag_id={dag_id}", f"run_id={safe_run}", f"task_id={task_id}"]
     if map_index >= 0:
-        folder = folder / f"map_index={map_index}"
-    return str(folder / f"attempt={try_number}.log")
+        parts.append(f"map_index={map_index}")
+    return os.path.join(os.fspath(logs_folder), *parts, f"attempt={try_number}.log")

@@ -22,8 +22,10 @@ log = logging.getLogger("statewright.worker.pool")
 
 
 def unsendable_reason(w: Workload, limits: InputLimits) -> str | None:
-    """Why ``w`` passes the input limits (its conf: depth, items, size; its upstream values:
-    depth), or None."""
+    """Why ``w`` does not pass the input limits (its conf: depth, items, size; its upstream
+    values: depth), or None."""
+    if not w.conf and not w.xcoms and not w.pushed:  # nothing to measure (most tries)
+        return None
     deep_only = replace(limits, max_items=2**62, max_bytes=2**62)
     try:
         check_value(w.conf, limits, what="the run's conf")

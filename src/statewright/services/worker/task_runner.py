@@ -17,7 +17,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from statewright.sdk import masking, runtime, secrets
@@ -54,6 +53,9 @@ def _load_dag(fileloc: str, dag_id: str) -> Any:
     return dags[dag_id]
 
 
+_LOG_FORMAT = logging.Formatter("[%(asctime)s] %(levelname)s %(name)s: %(message)s")
+
+
 class _Tee(io.TextIOBase):
     def __init__(self, *streams: Any) -> None:
         self.streams = streams
@@ -74,15 +76,16 @@ def task_log(path: str | None, echo: bool = False) -> Iterator[None]:
     if not path:
         yield
         return
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "a", encoding="utf-8") as raw:
         fh = masking.RedactingStream(raw)  # secrets are masked before they reach the file
         handler = logging.StreamHandler(fh)
-        handler.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_LOG_FORMAT)
         root = logging.getLogger()
         root.addHandler(handler)
         old_level = root.level
-        root.setLevel(logging.INFO)
+        if old_level != logging.INFO:  # setLevel empties every logger's cache: only if needed
+            root.setLevel(logging.INFO)
         out: Any = masking.RedactingStream(_Tee(raw, sys.__stdout__)) if echo else fh
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
@@ -91,7 +94,8 @@ def task_log(path: str | None, echo: bool = False) -> Iterator[None]:
             out.flush()
             fh.flush()
             root.removeHandler(handler)
-            root.setLevel(old_level)
+            if root.level != old_level:
+                root.setLevel(old_level)
 
 
 def run_workload(
@@ -232,6 +236,9 @@ def child_main(conn: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
     _die_with_parent()
+    # Every try logs at INFO to its file (task_log); a task process has no other handler, so
+    # the root logger stays at INFO between tries rather than being set and reset for each.
+    logging.getLogger().setLevel(logging.INFO)
     while True:
         try:
             w = conn.recv()
