@@ -51,11 +51,6 @@ function el(tag, props, ...children) {
   return node;
 }
 
-function pageData() {
-  const node = $("#page-data");
-  return node ? JSON.parse(node.textContent) : null;
-}
-
 class ApiError extends Error {
   constructor(status, detail, body) { super(detail); this.status = status; this.body = body; }
 }

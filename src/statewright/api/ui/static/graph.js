@@ -188,9 +188,9 @@
 
   function init() {
     const wrap = document.getElementById("graph-wrap");
-    const dataNode = document.getElementById("page-data");
-    if (!wrap || !dataNode) return;
-    const dag = JSON.parse(dataNode.textContent).dag;
+    const data = pageData();
+    if (!wrap || !data) return;
+    const dag = data.dag;
     let m = model(dag);
     const select = document.getElementById("graph-run");
     const canvas = document.getElementById("graph");

@@ -7,9 +7,9 @@
 (() => {
   const select = document.getElementById("graph-version");
   const runSelect = document.getElementById("graph-run");
-  const dataNode = document.getElementById("page-data");
-  if (!select || !runSelect || !dataNode) return;
-  const dagId = JSON.parse(dataNode.textContent).dag.dag_id;
+  const data = pageData();
+  if (!select || !runSelect || !data) return;
+  const dagId = data.dag.dag_id;
   const base = `/api/v1/dags/${encodeURIComponent(dagId)}/dagVersions`;
   const cache = new Map();
   let grid = null;
