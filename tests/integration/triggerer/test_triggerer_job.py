@@ -357,3 +357,30 @@ def test_asset_watchers_are_claimed_after_a_burst_of_claims_not_on_each_of_its_p
     assert claimed == [2, 2, 1, 0]
     # Events are written on every pass; claims of watchers wait while claims come full.
     assert calls == ["write", "write", "step", "step"]
+
+
+def test_a_pass_woken_by_a_deferral_claims_without_reading_first_what_there_is(
+        engine: Engine, cipher: MultiFernet, monkeypatch: pytest.MonkeyPatch) -> None:
+    from statewright.db.repositories import triggers as trigger_repo
+
+    ids = list(make_run(engine, 1).values())
+    job_ = TriggererJob(engine, cipher=cipher, config=TriggererConfig(poll_seconds=3600))
+    job_.start()
+    probes: list[str] = []
+    calls: list[str] = []
+    any_claimable = trigger_repo.any_claimable
+    monkeypatch.setattr(trigger_repo, "any_claimable",
+                        lambda *a, **k: probes.append("probe") or any_claimable(*a, **k))
+    monkeypatch.setattr(job_.watchers, "step", lambda: calls.append("step") or 0)
+    monkeypatch.setattr(job_.watchers, "write", lambda: calls.append("write") or 0)
+    try:
+        assert job_.step().claimed == 0  # the timer's first pass: read, nothing to claim
+        assert (probes, calls) == (["probe"], ["step"])
+        defer(engine, ids, NeverTrigger)  # committed in this process: wakes for claims
+        assert job_.step().claimed == 1
+        assert (probes, calls) == (["probe"], ["step", "write"])
+        assert job_.step().claimed == 0  # not woken, the timer not due: events only
+        assert (probes, calls[1:]) == (["probe"], ["write", "write"])
+    finally:
+        monkeypatch.undo()
+        job_.stop()

@@ -193,13 +193,18 @@ class TriggererJob:
     def step(self) -> TriggererStats:
         """One pass of ``run_forever``: ``run_once`` when woken for claims (a deferral, a
         full claim before: more are waiting), or ``poll_seconds`` after the last one; else
-        only the events (``write_events``)."""
+        only the events (``write_events``). A pass woken for claims (and not due by the timer)
+        claims without first reading whether there is anything to claim, and leaves the asset
+        watchers' claims (three reads) to the timer's passes: a stream of deferrals costs one
+        claim transaction each pass."""
         mono = time.monotonic()
-        if not self._claim_wake.is_set() and mono - self._last_full < self.config.poll_seconds:
+        timer_due = mono - self._last_full >= self.config.poll_seconds
+        if not self._claim_wake.is_set() and not timer_due:
             return self.write_events()
         self._claim_wake.clear()
-        self._last_full = mono
-        stats = self.run_once()
+        if timer_due:
+            self._last_full = mono
+        stats = self.run_once(woken_for_claims=not timer_due)
         if stats.claimed >= self.config.max_claims_per_loop:
             # A burst (100,000 deferred at once, or a dead triggerer's triggers) is claimed
             # pass after pass, not one claim every ``poll_seconds``.
@@ -227,7 +232,7 @@ class TriggererJob:
 
     # -- one loop -----------------------------------------------------------------------------
 
-    def run_once(self) -> TriggererStats:
+    def run_once(self, *, woken_for_claims: bool = False) -> TriggererStats:
         assert self.job_id is not None, "start() the triggerer first"
         stats = TriggererStats()
         mono = time.monotonic()
@@ -246,10 +251,12 @@ class TriggererJob:
         if self._ownership_check_due(mono):
             self._last_ownership_check = mono
             stats.cancelled = self._cancel_lost()
-        stats.claimed = self._claim()
-        # Asset watchers: their events, and (three reads) their claims, which wait while
-        # claims of triggers come full (a burst of 100 passes would read them 100 times).
-        stats.fired += self.watchers.write() if self._last_claim_full else self.watchers.step()
+        stats.claimed = self._claim(probe=not woken_for_claims)
+        # Asset watchers: their events, and (three reads) their claims, left to the timer's
+        # passes and waiting while claims of triggers come full (a burst of 100 passes would
+        # read them 100 times).
+        stats.fired += (self.watchers.write() if self._last_claim_full or woken_for_claims
+                        else self.watchers.step())
         return stats
 
     def _ownership_check_due(self, mono: float) -> bool:
@@ -362,7 +369,7 @@ class TriggererJob:
                      "cleared or taken over): %s", len(lost), sorted(lost)[:20])
         return len(lost)
 
-    def _claim(self) -> int:
+    def _claim(self, *, probe: bool = True) -> int:
         free = self.config.capacity - len(self.runner)
         if free <= 0:
             if not self._at_capacity:
@@ -374,7 +381,9 @@ class TriggererJob:
         self._at_capacity = False
         now = self.clock()
         cutoff = now - timedelta(seconds=self.config.health_threshold_seconds)
-        if not self._last_claim_full:  # (after a full claim, there are likely more)
+        # A read first, so that a pass with nothing to claim takes no write lock; not after a
+        # full claim (there are likely more) nor when woken by a deferral.
+        if probe and not self._last_claim_full:
             with read_snapshot(self.engine) as conn:
                 if not trigger_repo.any_claimable(conn, heartbeat_after=cutoff):
                     return 0
