@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
+# The Airflow client's and airflowctl's scratch virtualenvs (.venv-clients/) install from PyPI
+# while the rest is set up and linted; the tests that use them wait for it (a file lock).
+.venv/bin/python tests/integration/api/airflow_client_harness.py >/dev/null &
 # The browser tests drive Debian's Chromium (never a browser downloaded by Playwright).
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from airflow_client_harness import ROOT, scratch_python, serving
+from airflow_client_harness import CTL_REQUIREMENT, CTL_VENV, scratch_python, serving
 from api_helpers import store_dag
 from sqlalchemy import Engine
 from tests.noop import NoopOperator
@@ -29,9 +29,6 @@ from statewright.db.engine import transaction
 from statewright.sdk import DAG, Asset
 from statewright.services.auth.accounts import create_user
 from statewright.services.dag_processor.asset_refs import sync_dag_assets
-
-CTL_REQUIREMENT = "apache-airflow-ctl==0.1.*"
-CTL_VENV = ROOT / ".venv-clients" / "airflowctl-0.1"
 
 
 @pytest.fixture(scope="session")
