@@ -80,10 +80,13 @@ def _params(serialized: dict[str, Any]) -> list[s.ParamInfo]:
             for name, p in spec.items()]
 
 
-def dag_details(conn: Connection, dag_id: str, now: datetime) -> s.DagDetails:
+def dag_details(conn: Connection, dag_id: str, now: datetime,
+                detail: s.DagDetail | None = None) -> s.DagDetails:
+    """The DAG's details; ``detail``: its ``reads.get_dag`` when the caller has read it already
+    (the DAG page: its 1,000 tasks are not read and validated twice)."""
     row = reads.dag_row(conn, dag_id)
     ser = dict(row.serialized or {})
-    detail = reads.get_dag(conn, dag_id)
+    detail = detail if detail is not None else reads.get_dag(conn, dag_id)
     first = None
     if row.next_dagrun is not None:
         first = DagRunInfo(row.next_dagrun, row.next_dagrun_data_interval_start or row.next_dagrun,

@@ -94,7 +94,7 @@ def dag_page(
         with reading(request) as conn:
             dag = reads.get_dag(conn, dag_id)
             grid = grid_reads.grid(conn, dag_id, limit=GRID_RUNS, offset=offset, compact=True)
-            details = dag_details(conn, dag_id, utcnow())
+            details = dag_details(conn, dag_id, utcnow(), detail=dag)
     except NotFound as exc:
         return _not_found(request, exc)
     last_task_runs = sum(1 for row in grid["rows"] if row["instances"] and row["instances"][-1])
