@@ -7,15 +7,16 @@ uses the ``jsonschema`` library (draft 2020-12, with format checks), as Airflow 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import SchemaError, best_match
+from typing import TYPE_CHECKING, Any
 
 from statewright.core.errors import StatewrightError
+
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
 
 __all__ = [
     "ParamProblem",
@@ -28,13 +29,20 @@ __all__ = [
 
 NO_DEFAULT_MESSAGE = "no value was passed and the param has no default value"
 
-# The format checks of a standard Airflow install, whatever else is installed here: "time" is
-# HH:MM:SS (the form of Airflow's trigger form), not RFC 3339's time with an offset, which the
-# optional rfc3339-validator package would demand.
-_FORMATS = FormatChecker(list(Draft202012Validator.FORMAT_CHECKER.checkers))
+@functools.cache
+def _formats() -> FormatChecker:
+    """The format checks of a standard Airflow install, whatever else is installed here: "time"
+    is HH:MM:SS (the form of Airflow's trigger form), not RFC 3339's time with an offset, which
+    the optional rfc3339-validator package would demand. (jsonschema is imported on the first
+    validation: most processes that import this module never validate, and the import costs
+    about a tenth of a second of CPU.)"""
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    formats = FormatChecker(list(Draft202012Validator.FORMAT_CHECKER.checkers))
+    formats.checks("time", raises=ValueError)(_is_time)
+    return formats
 
 
-@_FORMATS.checks("time", raises=ValueError)
 def _is_time(instance: object) -> bool:
     return not isinstance(instance, str) or bool(datetime.strptime(instance, "%H:%M:%S"))
 
@@ -59,6 +67,9 @@ class ParamValidationError(StatewrightError):
 
 def check_schema(schema: Mapping[str, Any]) -> str | None:
     """Why ``schema`` is not a valid JSON Schema, or None."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
@@ -68,7 +79,10 @@ def check_schema(schema: Mapping[str, Any]) -> str | None:
 
 def param_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
     """Why ``value`` does not satisfy ``schema`` (one sentence), or None when it does."""
-    validator = Draft202012Validator(schema, format_checker=_FORMATS)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    validator = Draft202012Validator(schema, format_checker=_formats())
     error = best_match(validator.iter_errors(value))
     if error is None:
         return None
