@@ -65,6 +65,9 @@ def browser(ui_server: UiServer) -> Iterator[Any]:
 def page(browser: Any, ui_server: UiServer, tmp_path: Path) -> Iterator[Any]:
     """A page signed in as the admin."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
+    # Waits end when what they wait for happens; a minute (not Playwright's 30 s) only bounds a
+    # page drawn on a loaded machine.
+    context.set_default_timeout(60_000)
     sign_in(context, ui_server, "admin")
     pg = context.new_page()
     errors: list[str] = []
