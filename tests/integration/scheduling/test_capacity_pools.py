@@ -262,8 +262,8 @@ def test_two_schedulers_queueing_at_once_on_postgres_never_overfill_a_pool(
     both_chose = threading.Barrier(2, timeout=1.0)
     real_choose = capacity._choose
 
-    def choose_then_wait(scheduler: Any, conn: Any, slots: int) -> list[int]:
-        chosen = real_choose(scheduler, conn, slots)
+    def choose_then_wait(scheduler: Any, conn: Any, slots: int, *rest: Any) -> list[int]:
+        chosen = real_choose(scheduler, conn, slots, *rest)
         try:  # hold the choice until the other scheduler has chosen too (if it can)
             both_chose.wait()
         except threading.BrokenBarrierError:

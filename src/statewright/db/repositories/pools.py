@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,7 +60,11 @@ def get(conn: Connection, name: str) -> Any:
 
 
 _LIST_ALL = select(pool).order_by(pool.c.name)
-_LOCK_ALL = select(pool.c.name).order_by(pool.c.name).with_for_update()
+# The pool rows with the rest of the transaction's reads through indexes (``set_config`` of
+# each row: the same for all): one round trip for the lock, the settings and the pools.
+_LOCK_ALL = (select(pool, func.set_config("enable_seqscan", "off", True),
+                    func.set_config("enable_bitmapscan", "off", True))
+             .order_by(pool.c.name).with_for_update(of=pool))
 _TRY_LOCK_ALL = select(
     select(func.count()).select_from(pool).scalar_subquery(),
     select(func.count()).select_from(
@@ -69,13 +74,16 @@ _TRY_LOCK_ALL = select(
     func.set_config("enable_bitmapscan", "off", True))
 
 
-def lock_for_queueing(conn: Connection) -> None:
+def lock_for_queueing(conn: Connection) -> list[Any] | None:
     """Serialize queueing between schedulers (Airflow's critical section): on PostgreSQL, lock
     every pool row, in name order, until the transaction ends, so the next scheduler counts
     pool, run and task slots only after this one's task instances are queued. SQLite's single
-    writer already serializes."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(_LOCK_ALL).all()
+    writer already serializes. On PostgreSQL the same statement has the rest of the
+    transaction read through indexes (``engine.index_reads``) and returns the pool rows, for
+    ``slot_stats(pools=…)``; None on SQLite."""
+    if conn.dialect.name != "postgresql":
+        return None
+    return list(conn.execute(_LOCK_ALL).all())
 
 
 def try_lock_for_queueing(conn: Connection) -> bool:
@@ -115,14 +123,16 @@ def delete_pool(conn: Connection, name: str) -> bool:
     return bool(conn.execute(delete(pool).where(pool.c.name == name)).rowcount)
 
 
-def slot_stats(conn: Connection, *, scheduled: bool = True) -> dict[str, PoolStats]:
+def slot_stats(conn: Connection, *, scheduled: bool = True,
+               pools: Sequence[Any] | None = None) -> dict[str, PoolStats]:
     """Every pool with the slots its task instances take, by state. ``scheduled=False`` (the
     scheduler's queueing: only the occupied slots matter) leaves the scheduled ones uncounted:
     it reads only the queued, running and deferred task instances, by the state index, however
-    many wait scheduled."""
+    many wait scheduled. ``pools``: the pool rows this transaction read already (not read
+    again)."""
     stats = {
         r.name: PoolStats(r.name, int(r.slots), r.description, bool(r.include_deferred))
-        for r in list_all(conn)
+        for r in (list_all(conn) if pools is None else pools)
     }
     for name, state, used in conn.execute(_slots_used(scheduled)).all():
         s = stats.get(name)

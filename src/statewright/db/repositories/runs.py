@@ -37,14 +37,22 @@ def queued_runs_to_start(conn: Connection, limit: int = 100) -> list[Any]:
     return list(conn.execute(_queued_runs_to_start(), {"limit": limit}).all())
 
 
+def queued_runs_query() -> Any:
+    """The runs of ``queued_runs_to_start`` (a query for an ``EXISTS``)."""
+    return select(dag_run.c.id).join(dag, dag.c.dag_id == dag_run.c.dag_id).where(*_to_start())
+
+
+def _to_start() -> tuple[Any, ...]:
+    return (dag_run.c.state == RUN.QUEUED.value, dag.c.is_paused.is_(False),
+            dag.c.kind != "flow")  # a flow's process runs its own runs
+
+
 # The scheduler reads these on every loop: built once, run with parameters.
 @functools.cache
 def _queued_runs_to_start() -> Any:
     return (
         select(dag_run.c.id, dag_run.c.dag_id, dag.c.max_active_runs)
-        .join(dag, dag.c.dag_id == dag_run.c.dag_id)
-        .where(dag_run.c.state == RUN.QUEUED.value, dag.c.is_paused.is_(False),
-               dag.c.kind != "flow")  # a flow's process runs its own runs
+        .join(dag, dag.c.dag_id == dag_run.c.dag_id).where(*_to_start())
         .order_by(dag_run.c.queued_at, dag_run.c.id)
         .limit(bindparam("limit"))
     )

@@ -108,13 +108,14 @@ def select_to_queue(
     return sel
 
 
-def queue_scheduled(scheduler: Scheduler, now: datetime, *, candidates: bool | None = None
-                    ) -> int:
+def queue_scheduled(scheduler: Scheduler, now: datetime, *, candidates: bool | None = None,
+                    views: Mapping[str, Any] | None = None) -> int:
     """Queue what fits and hand it to the executor after commit; returns how many.
 
     ``candidates``: whether a snapshot the caller just read found scheduled task instances
     waiting (``candidates_waiting``); None: look here. PostgreSQL takes its critical section
-    only when some wait."""
+    only when some wait. ``views``: DAG views that snapshot read, by DAG id (not read
+    again)."""
     slots = scheduler.executor.slots_available()
     if slots <= 0:
         return 0
@@ -130,7 +131,7 @@ def queue_scheduled(scheduler: Scheduler, now: datetime, *, candidates: bool | N
                 candidates = candidates_waiting(conn)
         if not candidates:
             return 0  # nothing to queue: no lock taken
-        changed = _queue_in_critical_section(scheduler, now, slots)
+        changed = _queue_in_critical_section(scheduler, now, slots, views)
     else:
         # SQLite (one scheduler): the choice is made on a snapshot, outside the write lock:
         # while the write transaction waits, tries only end (freeing slots) and task instances
@@ -138,7 +139,7 @@ def queue_scheduled(scheduler: Scheduler, now: datetime, *, candidates: bool | N
         # run. The compare-and-set from scheduled leaves out any chosen one that moved
         # meanwhile.
         with read_snapshot(scheduler.engine) as conn:
-            chosen = _choose(scheduler, conn, slots)
+            chosen = _choose(scheduler, conn, slots, views)
         if not chosen:
             return 0
         with transaction(scheduler.engine) as conn:
@@ -175,20 +176,22 @@ def queue_in_evaluation(scheduler: Scheduler, conn: Any, now: datetime,
     return queued, len(chosen) < slots and len(lockable) == len(chosen)
 
 
-def candidates_waiting(conn: Any) -> bool:
+def candidates_waiting(conn: Any, *, indexed: bool = False) -> bool:
     """Are scheduled task instances of running runs waiting to be queued? (Read through the
-    indexes whatever PostgreSQL's statistics say; see ``index_reads``.)"""
-    index_reads(conn)
+    indexes whatever PostgreSQL's statistics say; see ``index_reads``. ``indexed``: the
+    transaction reads through them already.)"""
+    if not indexed:
+        index_reads(conn)
     return sched_repo.any_queue_candidate(conn)
 
 
-def _queue_in_critical_section(scheduler: Scheduler, now: datetime, slots: int) -> list[int]:
+def _queue_in_critical_section(scheduler: Scheduler, now: datetime, slots: int,
+                               views: Mapping[str, Any] | None) -> list[int]:
     """PostgreSQL, where several schedulers may queue at once: count and choose inside one
     transaction that holds the pool rows, so no two schedulers count the same open slot."""
     with transaction(scheduler.engine) as conn:
-        pool_repo.lock_for_queueing(conn)
-        index_reads(conn)
-        chosen = _choose(scheduler, conn, slots)
+        pools = pool_repo.lock_for_queueing(conn)  # and index reads from here on
+        chosen = _choose(scheduler, conn, slots, views, pools)
         return _mark_queued(scheduler, conn, chosen, now) if chosen else []
 
 
@@ -201,13 +204,14 @@ def _mark_queued(scheduler: Scheduler, conn: Any, chosen: list[int], now: dateti
 
 
 def _choose(scheduler: Scheduler, conn: Any, slots: int,
-            known: Mapping[str, Any] | None = None) -> list[int]:
+            known: Mapping[str, Any] | None = None, pools: Sequence[Any] | None = None
+            ) -> list[int]:
     # The candidates first: most loops of a busy scheduler find some, and an idle one stops
     # after this one read. (A full pool's candidates are left out from the second round on.)
     first = sched_repo.queue_candidates(conn, slots * 4)
     if not first:
         return []
-    stats = pool_repo.slot_stats(conn, scheduled=False)
+    stats = pool_repo.slot_stats(conn, scheduled=False, pools=pools)
     pool_open = {name: s.open for name, s in stats.items()}
     pool_total = {name: s.slots for name, s in stats.items()}
     views: dict[str, Any] = dict(known or {})

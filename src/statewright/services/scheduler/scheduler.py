@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine, Select, select
+from sqlalchemy import Connection, Engine, Select, func, select
 
 from statewright.core.clock import Clock, utcnow
 from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH
@@ -143,6 +143,8 @@ class _Probe:
     candidates: bool | None
     """PostgreSQL: do scheduled task instances wait to be queued? None: not read (a run is to
     be evaluated, and its evaluation queues)."""
+    views: dict[str, DagView]
+    """The running runs' DAG views, by DAG id (the queueing choice reads none again)."""
 
 
 class Scheduler:
@@ -294,7 +296,8 @@ class Scheduler:
         # to queue when the evaluation's own queueing saw every candidate.
         if not ev.queued_all:
             stats.queued = queue_scheduled(
-                self, now, candidates=True if ev.changed else probe.candidates)
+                self, now, candidates=True if ev.changed else probe.candidates,
+                views=probe.views)
         if self.config.only_runs is None and (
                 self._last_housekeeping is None
                 or now - self._last_housekeeping >= self.config.housekeeping_every):
@@ -304,16 +307,17 @@ class Scheduler:
 
     def _probe(self, now: datetime, steps: Sequence[Step]) -> tuple[list[Step], _Probe]:
         """What this pass has to do, read in one snapshot (each read transaction costs two
-        round trips on PostgreSQL, and a checkout): which of ``steps`` are due (``due_steps``),
+        round trips on PostgreSQL, and a checkout): which of ``steps`` are due (``first_read``),
         queued runs to start, running runs to evaluate, and (where queueing is a critical
         section of its own, PostgreSQL) whether anything waits to be queued. A step that finds
         nothing takes no write lock; an idle pass is this one read transaction."""
+        views: dict[str, DagView] = {}
         with read_snapshot(self.engine) as conn:
-            due = due_steps(conn, now, steps)
-            queued = bool(run_repo.queued_runs_to_start(conn, 1))
-            wanted = self._runs_needing_work(conn)
-            candidates = (None if wanted else is_postgres(conn) and candidates_waiting(conn))
-        return due, _Probe(queued, wanted, candidates)
+            due, queued = first_read(conn, now, steps)  # and index reads from here on
+            wanted = self._runs_needing_work(conn, views)
+            candidates = (None if wanted else
+                          is_postgres(conn) and candidates_waiting(conn, indexed=True))
+        return due, _Probe(queued, wanted, candidates, views)
 
     def _idle_wait(self) -> float:
         """The idle sleep, shorter when a big run waits for its next evaluation."""
@@ -405,7 +409,9 @@ class Scheduler:
                     and share > self.config.big_run_evaluation):
                 self._evaluate_after[w.run_pk] = time.monotonic() + share
 
-    def _runs_needing_work(self, conn: Connection) -> dict[int, str]:
+    def _runs_needing_work(self, conn: Connection, views: dict[str, DagView] | None = None
+                           ) -> dict[int, str]:
+        """The running runs to evaluate, by DAG id; ``views``: filled with their DAGs' views."""
         runs = [r for r in run_repo.running_runs(conn) if self.in_scope(r.id)]
         self.index.retain(r.id for r in runs)
         if not runs:
@@ -422,6 +428,8 @@ class Scheduler:
             if r.dag_id not in hashes:
                 continue
             view = self._view(conn, r.dag_id, hashes[r.dag_id])
+            if views is not None:
+                views[r.dag_id] = view
             if (
                 (c - {TI.FAILED.value})
                 or (view.fail_stop and TI.FAILED.value in c)
@@ -441,11 +449,15 @@ class Scheduler:
         return housekeeping.recover(self, now)
 
 
-def due_steps(conn: Connection, now: datetime, steps: Sequence[Step]) -> list[Step]:
-    """The extra steps that have anything to do, all asked in one statement on the pass's
-    snapshot: a step's ``due(now)`` gives a query (due when it has a row), a condition, or a
-    bool; a step without one is always called. The step's own read and write transactions
-    happen only when it has work, so an idle pass does not open one transaction per step."""
+def first_read(conn: Connection, now: datetime, steps: Sequence[Step]
+               ) -> tuple[list[Step], bool]:
+    """The first statement of a pass's probe: which extra steps have anything to do, and
+    whether queued runs wait to start; on PostgreSQL it also has the rest of the snapshot read
+    through indexes (``engine.index_reads``): one round trip for all.
+
+    A step's ``due(now)`` gives a query (due when it has a row), a condition, or a bool; a
+    step without one is always called. The step's own read and write transactions happen
+    only when it has work, so an idle pass does not open one transaction per step."""
     due: set[int] = set()
     asked: dict[int, Any] = {}
     for i, step in enumerate(steps):
@@ -457,10 +469,14 @@ def due_steps(conn: Connection, now: datetime, steps: Sequence[Step]) -> list[St
             due.update((i,) if answer else ())
         else:
             asked[i] = answer
-    if asked:
-        row = conn.execute(select(*(c.label(f"s{i}") for i, c in asked.items()))).one()
-        due.update(i for i, yes in zip(asked, row, strict=True) if yes)
-    return [step for i, step in enumerate(steps) if i in due]
+    columns = [run_repo.queued_runs_query().exists().label("queued"),
+               *(c.label(f"s{i}") for i, c in asked.items())]
+    if is_postgres(conn):
+        columns += [func.set_config("enable_seqscan", "off", True).label("seqscan"),
+                    func.set_config("enable_bitmapscan", "off", True).label("bitmapscan")]
+    queued, *answers = conn.execute(select(*columns)).one()
+    due.update(i for i, yes in zip(asked, answers[:len(asked)], strict=True) if yes)
+    return [step for i, step in enumerate(steps) if i in due], bool(queued)
 
 
 _NO_WAKE = frozenset({TI.RUNNING.value})
