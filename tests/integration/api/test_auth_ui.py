@@ -117,9 +117,9 @@ def test_the_audit_log_page_filters_by_dag_and_user(
     anonymous.post("/api/v1/dags/d2/dagRuns", json={}, headers=vera)
     _log_in(anonymous, "admin", "password-admin")
     page = anonymous.get("/event-logs", params={"dag_id": "d1"}).text
-    assert "olga" in page and "vera" not in page.split("<tbody>")[1]
+    assert "olga" in page and "vera" not in page.split("<tbody>")[1].split("</tbody>")[0]
     page = anonymous.get("/event-logs", params={"owner": "vera"}).text
-    rows = page.split("<tbody>")[1]
+    rows = page.split("<tbody>")[1].split("</tbody>")[0]  # (not the scripts' versions)
     assert "d2" in rows and "denied" in rows and "d1" not in rows
 
 
