@@ -215,20 +215,23 @@ def test_a_dead_triggerers_triggers_are_taken_over(
     ids = list(make_run(engine, 3).values())
     defer(engine, ids, NeverTrigger)
     # checks_every_seconds=0: the first notices its triggers are gone on its very next loop.
+    # One fixed moment for both jobs' heartbeats and lease checks: however slow the machine,
+    # the first looks alive until its heartbeat is moved back.
     config = TriggererConfig(health_threshold_seconds=1.0, cleanup_every_seconds=0.0,
                              checks_every_seconds=0.0)
-    first = TriggererJob(engine, cipher=cipher, config=config)
+    now = utcnow()
+    first = TriggererJob(engine, cipher=cipher, config=config, clock=lambda: now)
     first.start()
     first.run_once()
     assert len(first.runner) == 3
-    second = TriggererJob(engine, cipher=cipher, config=config)
+    second = TriggererJob(engine, cipher=cipher, config=config, clock=lambda: now)
     second.start()
     try:
         second.run_once()
         assert len(second.runner) == 0  # first is alive: nothing to take
         with transaction(engine) as conn:  # first stops heartbeating
             conn.execute(update(job).where(job.c.id == first.job_id)
-                         .values(latest_heartbeat=utcnow() - timedelta(seconds=5)))
+                         .values(latest_heartbeat=now - timedelta(seconds=5)))
         with caplog.at_level(logging.WARNING, "statewright.triggerer"):
             second.run_once()
         assert len(second.runner) == 3
