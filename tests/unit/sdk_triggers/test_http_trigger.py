@@ -128,17 +128,48 @@ def test_long_body_is_truncated_to_64_kib():
     assert text == "é" * (64 * 1024 // 2)
 
 
+class _CountFailures(logging.Handler):
+    """Keeps the "failed (attempt n)" messages; sets ``enough`` once ``wanted`` are in."""
+
+    def __init__(self, wanted: int) -> None:
+        super().__init__(logging.WARNING)
+        self.wanted = wanted
+        self.messages: list[str] = []
+        self.enough = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "failed (attempt" in record.getMessage():
+            self.messages.append(record.getMessage())
+            if len(self.messages) >= self.wanted:
+                self.enough.set()
+
+
 def test_connection_errors_are_logged_and_polling_goes_on(caplog):
     trigger = HttpTrigger(f"http://127.0.0.1:{_free_port()}/", poke_interval=0.01)
+    failures = _CountFailures(wanted=3)
 
     async def scenario() -> None:
-        with pytest.raises(TimeoutError):
-            await _first_event(trigger, timeout=0.3)
+        # Runs until the third failed attempt is logged, however long each attempt takes.
+        polling = asyncio.create_task(_first_event(trigger, timeout=None))
+        logged = asyncio.create_task(failures.enough.wait())
+        try:
+            done, _ = await asyncio.wait({polling, logged}, timeout=120,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            polling.cancel()
+            logged.cancel()
+        assert polling not in done  # no event: a connection error never ends the polling
+        assert logged in done, f"only {len(failures.messages)} failed attempts were logged"
 
-    with caplog.at_level(logging.WARNING, logger="statewright.sdk.triggers.http"):
-        asyncio.run(scenario())
-    failures = [r for r in caplog.records if "failed (attempt" in r.getMessage()]
-    assert len(failures) >= 2
+    logger = logging.getLogger("statewright.sdk.triggers.http")
+    with caplog.at_level(logging.WARNING, logger=logger.name):
+        logger.addHandler(failures)
+        try:
+            asyncio.run(scenario())
+        finally:
+            logger.removeHandler(failures)
+    for attempt, message in enumerate(failures.messages[:3], start=1):
+        assert f"(attempt {attempt})" in message and "polling again" in message
 
 
 def test_bad_arguments_are_rejected():
