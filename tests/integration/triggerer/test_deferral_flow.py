@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from cryptography.fernet import MultiFernet
 from sqlalchemy import Engine, select
+from tests.sensor_clock import install_sensor_clock
 
 from statewright.core.clock import utcnow
 from statewright.core.transitions import Actor
@@ -139,19 +140,24 @@ def test_a_reschedule_sensor_keeps_its_try_first_poke_and_count(
 
 
 def test_a_reschedule_sensor_times_out_from_its_first_poke(
-        engine: Engine, cipher: MultiFernet) -> None:
+        engine: Engine, cipher: MultiFernet, monkeypatch: pytest.MonkeyPatch) -> None:
     with DAG("resched_timeout") as dag:
         PythonSensor(task_id="hard", python_callable=lambda: False, mode="reschedule",
-                     poke_interval=0.05, timeout=0.3, retries=3)
+                     poke_interval=60, timeout=300, retries=3)
         PythonSensor(task_id="soft", python_callable=lambda: False, mode="reschedule",
-                     poke_interval=0.05, timeout=0.3, soft_fail=True)
-    res = dag.test(engine=engine)
+                     poke_interval=60, timeout=300, soft_fail=True)
+    # One clock for the sensors and the run's scheduler; it moves only when the run waits for
+    # a reschedule to come due, so the pokes' moments do not depend on the machine's speed.
+    clock = install_sensor_clock(monkeypatch, utcnow())
+    res = dag.test(engine=engine, clock=clock, sleep=clock.sleep)
     assert res.ti("hard").state == "failed" and res.ti("hard").try_number == 1  # no retry
     assert "SensorTimeout" in res.ti("hard").state_message
     assert res.ti("soft").state == "skipped"
     hist = _history(engine, "resched_timeout", res.run_id, "hard")
-    # rescheduled, and the timeout still counted from the first poke, not from each pick-up
-    assert [h[1] for h in hist].count("up_for_reschedule") >= 2
+    # Pokes at 0, 60, 120, 180, 240 and 300 s (+1 ms per wait) are rescheduled; the one at
+    # 300.005 s is past the timeout counted from the first poke, not from each pick-up.
+    assert [h[1] for h in hist].count("up_for_reschedule") == 5
+    assert 300 < sum(clock.sleeps) < 301
 
 
 def test_external_task_sensor_waits_for_another_dags_task(
