@@ -101,29 +101,6 @@ class _Relay:
                 self.conn.send(("batch", finished, [], crashed))
 
 
-class _Inbox:
-    """The scheduler's messages, handled in the pool's thread as they arrive."""
-
-    def __init__(self, pool: TaskProcessPool, relay: _Relay) -> None:
-        self.pool = pool
-        self.relay = relay
-        self.grace: float | None = None
-        self.stopping = threading.Event()
-        """Set on ``None``, ``("stop", grace)`` or a closed pipe: the main thread stops the
-        pool."""
-
-    def on_message(self, message: Any) -> None:
-        if self.stopping.is_set():
-            return
-        if message is None or message[0] == "stop":
-            self.grace = message[1] if message is not None else None
-            self.stopping.set()
-        elif message[0] == "submit":
-            self.pool.submit(message[1], on_done=self.relay.on_done)
-        elif message[0] == "check":
-            self.pool.check_now()
-
-
 def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
     """The entry point of the supervisor process."""
     # Ctrl-C in a terminal reaches the whole process group: the scheduler's process stops this
@@ -148,16 +125,26 @@ def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
                            input_limits=config.input_limits)
     relay.pool = pool
     remove_listener = door.add_transition_listener(relay.on_events)
-    inbox = _Inbox(pool, relay)
-    # The pool's thread reads the scheduler's messages itself: a submitted try starts without
-    # a hop through this thread (a chain's next link waits for no other thread to run).
-    pool.listen(conn, inbox.on_message)
     pool.start()
     relay.send(("ready", os.getpid()))
+    grace: float | None = None
     try:
-        inbox.stopping.wait()
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                break
+            if message is None:
+                break
+            if message[0] == "submit":
+                pool.submit(message[1], on_done=relay.on_done)
+            elif message[0] == "check":
+                pool.check_now()
+            elif message[0] == "stop":
+                grace = message[1]
+                break
     finally:
-        pool.stop(grace=inbox.grace)
+        pool.stop(grace=grace)
         remove_listener()
         relay.flush()
         engine.dispose()

@@ -150,8 +150,6 @@ class TaskProcessPool(PoolLiveness):
         self._remove_listener: Any = None
         self._grace: float | None = None
         """Set by ``interrupt``: a try that ends without a report is Interrupted, not Crashed."""
-        self._inbox: Any = None
-        self._on_message: Callable[[Any], None] | None = None
 
     # -- interface ---------------------------------------------------------------------------
 
@@ -162,14 +160,7 @@ class TaskProcessPool(PoolLiveness):
         fences = fences or {}
         with self._lock:
             self._pending.extend(Request(pk, fences.get(pk), on_done) for pk in ti_ids)
-        if threading.current_thread() is not self._thread:  # the pool's thread looks next
-            self._poke()
-
-    def listen(self, inbox: Any, on_message: Callable[[Any], None]) -> None:
-        """Read the connection ``inbox`` in the pool's own thread (before ``start``): each
-        message is handed to ``on_message`` there as soon as it arrives (it may ``submit``),
-        without a hop through another thread; ``None`` once the connection is closed."""
-        self._inbox, self._on_message = inbox, on_message
+        self._poke()
 
     def start(self) -> None:
         if not fork_server.share_inherited_fork_server():
@@ -265,8 +256,7 @@ class TaskProcessPool(PoolLiveness):
         """Check at once that the running tries still run in the database (a control moved one
         elsewhere); a try that does not is killed."""
         self._check_now.set()
-        if threading.current_thread() is not self._thread:
-            self._poke()
+        self._poke()
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -285,16 +275,12 @@ class TaskProcessPool(PoolLiveness):
     def _step(self) -> None:
         busy = [c for c in self._children if not c.idle]
         waitables: list[Any] = [self._wake_r]
-        if self._inbox is not None:
-            waitables.append(self._inbox)
         for c in busy:
             waitables += [c.conn, c.process.sentinel]
         ready = wait(waitables, self._next_timeout(busy)) if busy or not self._has_work() else []
         if self._wake_r in ready:
             while self._wake_r.poll():
                 self._wake_r.recv_bytes()
-        if self._inbox is not None:
-            self._read_inbox()
         results: list[tuple[TryResult, OnDone | None]] = []
         now_mono = time.monotonic()
         for c in busy:
@@ -309,16 +295,6 @@ class TaskProcessPool(PoolLiveness):
             self._check_now.clear()
             self._last_heartbeat = now_mono
             self._heartbeat()
-
-    def _read_inbox(self) -> None:
-        inbox, on_message = self._inbox, self._on_message
-        assert on_message is not None
-        try:
-            while inbox.poll():
-                on_message(inbox.recv())
-        except (EOFError, OSError):
-            self._inbox = None
-            on_message(None)
 
     def _has_work(self) -> bool:
         with self._lock:
