@@ -74,3 +74,13 @@ def test_the_critical_section_still_holds_every_pool_row(
             other.rollback()
         assert free == []
         assert conn.execute(text("SHOW enable_seqscan")).scalar() == "off"
+
+
+def test_an_idle_pass_without_running_runs_reads_no_queue_candidates(
+        pg_harness: Callable, statements: list[str]) -> None:
+    h = pg_harness(NOW)
+    h.scheduler.run_once()  # the first pass also reaps (housekeeping)
+    statements.clear()
+    assert not h.scheduler.run_once().did_work
+    assert not [s for s in statements if "first_of_run" in s]
+    assert len(statements) == 2  # the steps and queued runs; the running runs

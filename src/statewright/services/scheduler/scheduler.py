@@ -315,8 +315,9 @@ class Scheduler:
         with read_snapshot(self.engine) as conn:
             due, queued = first_read(conn, now, steps)  # and index reads from here on
             wanted = self._runs_needing_work(conn, views)
-            candidates = (None if wanted else
-                          is_postgres(conn) and candidates_waiting(conn, indexed=True))
+            # No running run (in scope), no candidate: an idle pass reads no further.
+            candidates = (None if wanted else is_postgres(conn) and bool(views)
+                          and candidates_waiting(conn, indexed=True))
         return due, _Probe(queued, wanted, candidates, views)
 
     def _idle_wait(self) -> float:
