@@ -47,7 +47,9 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes] | None = None,
-                  timeout: float = 10.0) -> bool:
+                  timeout: float = 120.0) -> bool:
+    """Whether a server listens on ``port``; ``timeout`` only ends a wait for one that never
+    does (a loaded machine may take many seconds to start one)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
