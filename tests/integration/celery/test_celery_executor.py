@@ -250,6 +250,11 @@ def killed(engine: Engine, broker_url: str, tmp_path: Path) -> Iterator[Deployme
     yield from _deploy(engine, broker_url, tmp_path, KILLED)
 
 
+# A wait ends as soon as what it waits for happens; its bound only ends one that never would, and
+# a loaded machine may take many seconds to start a worker process or deliver a message.
+WAIT_S = 120.0
+
+
 def _wait(pred: Callable[[], bool], timeout: float, what: str, d: Deployment) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -319,13 +324,13 @@ def test_a_dag_runs_on_a_celery_worker_and_duplicates_start_nothing(
         slow = _tis(d.engine, run_pk).get("slow")
         return slow is not None and slow.state == "running"
 
-    _wait(slow_running, 30, "slow to run", d)
+    _wait(slow_running, WAIT_S, "slow to run", d)
     slow = _tis(d.engine, run_pk)["slow"]
     assert d.executor.send([_Stale(slow.id, 0, d.queue)]) == []
-    _wait(lambda: d.dropped(0) >= 1, 15, "the duplicate to be dropped", d)
+    _wait(lambda: d.dropped(0) >= 1, WAIT_S, "the duplicate to be dropped", d)
 
     _wait(lambda: _run(d.engine, "celery_outcomes", run_id).state in ("success", "failed"),
-          45, "the run to finish", d)
+          WAIT_S, "the run to finish", d)
     run = _run(d.engine, "celery_outcomes", run_id)
     tis = _tis(d.engine, run_pk)
     got = {t: (ti.state, ti.state_name, ti.try_number) for t, ti in tis.items()}
@@ -365,7 +370,7 @@ def test_a_dag_runs_on_a_celery_worker_and_duplicates_start_nothing(
         _Stale(tis["flaky"].id, 1, d.queue)]
     before = d.dropped(0)
     assert d.executor.send(stale) == []
-    _wait(lambda: d.dropped(0) >= before + len(stale), 20, "the stale messages to drop", d)
+    _wait(lambda: d.dropped(0) >= before + len(stale), WAIT_S, "the stale messages to drop", d)
     after = _tis(d.engine, run_pk)
     assert {t: (ti.state, ti.try_number) for t, ti in after.items()} == {
         t: (ti.state, ti.try_number) for t, ti in tis.items()}
@@ -402,21 +407,21 @@ def test_a_worker_killed_mid_try_leaves_a_zombie_the_scheduler_ends_and_no_try_r
     def long() -> Any:
         return _tis(d.engine, run_pk)["long"]
 
-    _wait(lambda: d.tries_run() == ["long 1"], 30, "the first try to run", d)
+    _wait(lambda: d.tries_run() == ["long 1"], WAIT_S, "the first try to run", d)
     task_pid = long().pid
     os.kill(first.pid, signal.SIGKILL)  # the worker only: its task process must not outlive it
     d.killed.add(0)
     first.wait(5)
-    _wait(lambda: not _pid_alive(task_pid), 10, "the task process to die with its worker", d)
+    _wait(lambda: not _pid_alive(task_pid), WAIT_S, "the task process to die with its worker", d)
 
     # No heartbeat any more: the scheduler's reaper ends the try Crashed.
-    _wait(lambda: long().try_number == 1 and long().state != "running", 20,
+    _wait(lambda: long().try_number == 1 and long().state != "running", WAIT_S,
           "the zombie to be reaped", d)
     d.start_worker(STATEWRIGHT_CELERY_VISIBILITY_TIMEOUT="1")
-    _wait(lambda: _run(d.engine, "celery_killed", run_id).state in ("success", "failed"), 30,
+    _wait(lambda: _run(d.engine, "celery_killed", run_id).state in ("success", "failed"), WAIT_S,
           "the run to finish", d)
     # The killed worker's message, delivered again, was dropped: try 1 had started.
-    _wait(lambda: d.dropped(1) >= 1, 15, "the redelivered message to be dropped", d)
+    _wait(lambda: d.dropped(1) >= 1, WAIT_S, "the redelivered message to be dropped", d)
 
     ti = long()
     assert _run(d.engine, "celery_killed", run_id).state == "success", d.logs()
@@ -465,7 +470,7 @@ def test_an_unedited_airflow_file_runs_on_a_celery_worker(from_airflow: Deployme
     d.start_worker(STATEWRIGHT_AIRFLOW_COMPAT="true")
     run_id = _trigger(d.engine, "celery_from_airflow")
     _wait(lambda: _run(d.engine, "celery_from_airflow", run_id).state in ("success", "failed"),
-          45, "the run to finish", d)
+          WAIT_S, "the run to finish", d)
     run = _run(d.engine, "celery_from_airflow", run_id)
     assert {t: ti.state for t, ti in _tis(d.engine, run.id).items()} == {
         "which_run": "success", "echo": "success"}, d.logs()

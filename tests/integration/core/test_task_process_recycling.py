@@ -20,7 +20,9 @@ from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.worker.process_pool import Done, TaskProcessPool
 
 
-def _until(check: Callable[[], bool], timeout: float = 10.0) -> None:
+def _until(check: Callable[[], bool], timeout: float = 120.0) -> None:
+    """Poll ``check``; ``timeout`` only ends a wait for what never happens (a loaded machine
+    may take many seconds to start a task process)."""
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, "condition not reached"
