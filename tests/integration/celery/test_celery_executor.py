@@ -199,8 +199,10 @@ def _deploy(engine: Engine, broker_url: str, tmp_path: Path, dag: str) -> Iterat
     DagProcessor(engine, tmp_path / "dags").run_once()
     views = DagViewCache()
     executor = CeleryExecutor(engine, broker_url=broker_url, parallelism=8)
+    # A try is a zombie after 10 s without a heartbeat (every 0.5 s): a live worker that a
+    # loaded machine holds up for a few seconds is not reaped.
     scheduler = Scheduler(engine, executor, views=views, config=SchedulerConfig(
-        idle_seconds=0.2, zombie_threshold=timedelta(seconds=3),
+        idle_seconds=0.2, zombie_threshold=timedelta(seconds=10),
         housekeeping_every=timedelta(seconds=0.5)))
     d = Deployment(engine, broker_url, tmp_path, queue, executor)
     d.thread = threading.Thread(target=scheduler.run_forever, args=(d.stop,), daemon=True)
