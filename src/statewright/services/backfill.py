@@ -357,6 +357,8 @@ class BackfillProgress:
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return advance_backfills(scheduler.engine, now, views=scheduler.views)
 
+    due_moves_with_now = True  # ``due_probe``: its query is built once
+
     def due(self, now: datetime) -> Any:
         """A backfill is unfinished (read in the scheduler pass's probe)."""
         return backfill_repo.unfinished_query()

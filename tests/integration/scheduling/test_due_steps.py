@@ -6,7 +6,7 @@ pass."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,7 +15,7 @@ from tests.noop import NoopOperator
 
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
-from statewright.db.tables import dag
+from statewright.db.tables import UTCDateTime, dag
 from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
 from statewright.services.scheduler.scheduler import Scheduler
@@ -116,3 +116,38 @@ def test_a_run_a_step_created_starts_in_the_same_pass(harness: Callable, engine:
     h.scheduler.extra_steps = [_Step(due=True, work=create)]
     stats = h.scheduler.run_once()
     assert stats.steps_worked == 1 and stats.started_runs == 1
+
+
+class _ClockStep(_Step):
+    """Due once the clock passes ``at``; ``due_moves_with_now``: its query is built once."""
+
+    due_moves_with_now = True
+
+    def __init__(self, at: datetime, *, shape_moves: bool = False) -> None:
+        super().__init__()
+        self.at, self.shape_moves, self.built = at, shape_moves, 0
+
+    def due(self, now: datetime) -> Any:
+        self.built += 1
+        query = select(literal(1)).where(literal(self.at, UTCDateTime()) <= literal(
+            now - timedelta(minutes=5), UTCDateTime()))
+        # a query whose shape changes with the clock cannot be built once
+        return query.where(literal(now.day) > 0) if self.shape_moves and now.day % 2 else query
+
+
+@pytest.mark.parametrize("shape_moves", [False, True])
+def test_a_step_due_at_a_time_is_asked_with_each_pass_clock(
+        harness: Callable, shape_moves: bool) -> None:
+    h = harness(NOW)
+    step = _ClockStep(NOW + timedelta(hours=1), shape_moves=shape_moves)
+    h.scheduler.extra_steps = [step]
+    h.scheduler.run_once()
+    h.clock.advance(timedelta(minutes=64))  # 1 minute short of its threshold
+    h.scheduler.run_once()
+    assert step.calls == 0
+    h.clock.advance(timedelta(minutes=2))
+    h.scheduler.run_once()
+    h.scheduler.run_once()
+    assert step.calls == 2
+    # built at two clocks once, then only bound to each pass's; asked every pass otherwise
+    assert step.built == (2 + 4 if shape_moves else 2)

@@ -71,6 +71,11 @@ class QueuedFlowRuns:
     def __call__(self, scheduler: Any, now: datetime) -> int:
         return self.step(scheduler.engine, now)
 
+    @property
+    def due_moves_with_now(self) -> bool:
+        """``due_probe``: its query is built once (a bool while it watches a process)."""
+        return not self.started
+
     def due(self, now: datetime) -> Any:
         """A process of its own to watch, or a flow run queued (read in the scheduler pass's
         probe)."""

@@ -25,6 +25,8 @@ class LostFlowRuns:
     def __call__(self, scheduler: Any, now: datetime) -> int:
         return reap_lost_flow_runs(scheduler.engine, now, self.threshold)
 
+    due_moves_with_now = True  # ``due_probe``: its query is built once
+
     def due(self, now: datetime) -> Any:
         """A flow run's recorder stopped heartbeating (read in the scheduler pass's probe)."""
         return flow_repo.lost_runs_query(now - self.threshold, (RUN.RUNNING.value,))

@@ -63,6 +63,8 @@ class AssetRunCreation:
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return self.create_runs(scheduler.engine, now, views=scheduler.views)
 
+    due_moves_with_now = True  # ``due_probe``: its query is built once
+
     def due(self, now: datetime) -> Any:
         """Asset events are queued (read in the scheduler pass's probe)."""
         return event_repo.queued_query()

@@ -86,6 +86,8 @@ class DagRunCreation:
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return self.create_due_runs(scheduler.engine, now, views=scheduler.views)
 
+    due_moves_with_now = True  # ``due_probe``: its query is built once
+
     def due(self, now: datetime) -> Any:
         """A DAG's next run is due (read in the scheduler pass's probe)."""
         return sched_repo.due_dag_query(now)

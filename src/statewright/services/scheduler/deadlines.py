@@ -67,6 +67,8 @@ class DeadlineCheck:
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return check_deadlines(scheduler.engine, now, batch=self.batch)
 
+    due_moves_with_now = True  # ``due_probe``: its query is built once
+
     def due(self, now: datetime) -> Any:
         """A pending deadline passed (read in the scheduler pass's probe)."""
         return repo.due_query(now)

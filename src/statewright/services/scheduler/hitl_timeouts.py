@@ -64,6 +64,8 @@ class HITLTimeouts:
     def __call__(self, scheduler: Scheduler, now: datetime) -> int:
         return apply_timeouts(scheduler.engine, now)
 
+    due_moves_with_now = True  # ``due_probe``: its query is built once
+
     def due(self, now: datetime) -> Any:
         """A response timeout passed (read in the scheduler pass's probe)."""
         return hitl_repo.due_timeouts_query(now)

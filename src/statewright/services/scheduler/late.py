@@ -62,6 +62,8 @@ class LateNaming:
         return mark_late(scheduler.engine, now, run_threshold=self.run_threshold,
                          task_threshold=self.task_threshold)
 
+    due_moves_with_now = True  # ``due_probe``: its query is built once
+
     def due(self, now: datetime) -> Any:
         """Something waits past its threshold (read in the scheduler pass's probe)."""
         return sched_repo.any_late_clause(now - self.run_threshold, now - self.task_threshold)

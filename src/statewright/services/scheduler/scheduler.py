@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
-from sqlalchemy import Connection, Engine, Select, func, select
+from sqlalchemy import Connection, Engine
 
 from statewright.core.clock import Clock, utcnow
 from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH
@@ -45,6 +45,7 @@ from statewright.services.scheduler.capacity import (
     queue_in_evaluation,
     queue_scheduled,
 )
+from statewright.services.scheduler.due_probe import DueProbe
 from statewright.services.scheduler.evaluation import RunWork, schedule_run
 from statewright.services.scheduler.run_index import RunIndex
 
@@ -174,6 +175,7 @@ class Scheduler:
         self._steps_after = 0.0  # monotonic time before which a busy loop skips extra steps
         self._pass_began = 0.0
         self.index = RunIndex()  # the running runs' task instances, refreshed from the history
+        self._due_probe = DueProbe()  # the probe's first statement, built once
 
     def _heartbeat_job(self) -> None:
         """The scheduler's ``job`` row: a heartbeat every few seconds (health, HA peers)."""
@@ -313,7 +315,8 @@ class Scheduler:
         nothing takes no write lock; an idle pass is this one read transaction."""
         views: dict[str, DagView] = {}
         with read_snapshot(self.engine) as conn:
-            due, queued = first_read(conn, now, steps)  # and index reads from here on
+            # and index reads from here on
+            due, queued = first_read(conn, now, steps, self._due_probe)
             wanted = self._runs_needing_work(conn, views)
             # No running run (in scope), no candidate: an idle pass reads no further.
             candidates = (None if wanted else is_postgres(conn) and bool(views)
@@ -450,33 +453,19 @@ class Scheduler:
         return housekeeping.recover(self, now)
 
 
-def first_read(conn: Connection, now: datetime, steps: Sequence[Step]
-               ) -> tuple[list[Step], bool]:
+def first_read(conn: Connection, now: datetime, steps: Sequence[Step],
+               probe: DueProbe | None = None) -> tuple[list[Step], bool]:
     """The first statement of a pass's probe: which extra steps have anything to do, and
     whether queued runs wait to start; on PostgreSQL it also has the rest of the snapshot read
     through indexes (``engine.index_reads``): one round trip for all.
 
     A step's ``due(now)`` gives a query (due when it has a row), a condition, or a bool; a
     step without one is always called. The step's own read and write transactions happen
-    only when it has work, so an idle pass does not open one transaction per step."""
-    due: set[int] = set()
-    asked: dict[int, Any] = {}
-    for i, step in enumerate(steps):
-        check = getattr(step, "due", None)
-        answer = True if check is None else check(now)
-        if isinstance(answer, Select):
-            asked[i] = answer.exists()
-        elif isinstance(answer, bool):
-            due.update((i,) if answer else ())
-        else:
-            asked[i] = answer
-    columns = [run_repo.queued_runs_query().exists().label("queued"),
-               *(c.label(f"s{i}") for i, c in asked.items())]
-    if is_postgres(conn):
-        columns += [func.set_config("enable_seqscan", "off", True).label("seqscan"),
-                    func.set_config("enable_bitmapscan", "off", True).label("bitmapscan")]
-    queued, *answers = conn.execute(select(*columns)).one()
-    due.update(i for i, yes in zip(asked, answers[:len(asked)], strict=True) if yes)
+    only when it has work, so an idle pass does not open one transaction per step. ``probe``
+    keeps the statement built across passes (``due_probe``)."""
+    stmt, params, columns, due = (probe or DueProbe()).statement(steps, now, is_postgres(conn))
+    queued, *answers = conn.execute(stmt, params).one()
+    due.update(i for i, yes in zip(columns, answers[:len(columns)], strict=True) if yes)
     return [step for i, step in enumerate(steps) if i in due], bool(queued)
 
 
