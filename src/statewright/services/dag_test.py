@@ -4,11 +4,10 @@ decisions and the one state door, on a temporary SQLite database unless given an
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -104,7 +103,6 @@ def run_dag_test(
         migrate(engine)
         listeners.remember_dags({dag.dag_id: dag})
         keys.enter_context(listeners.installed(engine))
-        keys.enter_context(fewer_collections())
         serialized = dag.serialize()
         now = clock()
         with transaction(engine) as conn:
@@ -155,32 +153,6 @@ def run_dag_test(
             engine.dispose()
         if tmp is not None:
             tmp.cleanup()
-
-
-#: The collector's first threshold while dag.test() runs (Python's default is 700).
-GEN0_THRESHOLD = 20_000
-
-
-@contextlib.contextmanager
-def fewer_collections() -> Iterator[None]:
-    """The cyclic garbage collector, while the run goes on, leaves alone what the process held
-    when it started (``gc.freeze()``: the DAG, the modules, the engine) and runs once per
-    ``GEN0_THRESHOLD`` allocations rather than 700. A try's objects die by reference counting;
-    without this the collector walked the whole heap again and again over a fan-out (about
-    0.09 ms per try of 2,000). Cyclic garbage is still collected, only less often; the
-    process's thresholds and frozen objects are as they were when the run ends. A process that
-    froze objects itself keeps them frozen, and its collector as it set it."""
-    if gc.get_freeze_count():
-        yield
-        return
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(GEN0_THRESHOLD, threshold[0]), *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
 
 
 def _seconds_until_due(engine: Engine, run_pk: int, now: datetime) -> float | None:
