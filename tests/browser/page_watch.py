@@ -21,6 +21,22 @@ document.addEventListener("securitypolicyviolation",
 """
 
 
+def listen(page: Any, width: int = 1440) -> list[str]:
+    """The list that collects every console error, response of 400 or more and failed request
+    of ``page`` from now on (the live stream cut when a page is left is the only failure
+    allowed); the page records its CSP violations in ``window.__csp``; ``width`` px wide."""
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"{page.url}: {m.text}")
+            if m.type == "error" else None)
+    page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400
+            else None)
+    page.on("requestfailed", lambda r: None if "/events/stream" in r.url
+            and r.failure == "net::ERR_ABORTED" else problems.append(f"failed {r.url}"))
+    page.add_init_script(WATCH_CSP)
+    page.set_viewport_size({"width": width, "height": 900})
+    return problems
+
+
 @contextmanager
 def watching(page: Any) -> Iterator[Any]:
     """``page``, failing at the block's end on any console error or CSP violation seen."""

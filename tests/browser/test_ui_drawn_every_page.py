@@ -7,13 +7,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from page_watch import listen
 from ui_harness import UiServer
 
-WATCH_CSP = """
-window.__csp = [];
-document.addEventListener("securitypolicyviolation",
-  (e) => window.__csp.push(`${e.violatedDirective} ${e.sourceFile}:${e.lineNumber}`));
-"""
 # (the code page is left out: the test DAGs' files are outside the DAGs folder, so it is a 404)
 PAGES = ["/", "/dags/orders", "/import-errors", "/assets",
          "/required-actions", "/connections", "/variables", "/users", "/event-logs",
@@ -24,16 +20,7 @@ PAGES = ["/", "/dags/orders", "/import-errors", "/assets",
 
 def test_every_page_loads_without_an_error_or_a_csp_violation(
         page: Any, ui_server: UiServer) -> None:
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"{page.url}: {m.text}")
-            if m.type == "error" else None)
-    page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400
-            else None)
-    # the live stream is cut when the page is left: that is the only failure allowed
-    page.on("requestfailed", lambda r: None if "/events/stream" in r.url
-            and r.failure == "net::ERR_ABORTED" else problems.append(f"failed {r.url}"))
-    page.add_init_script(WATCH_CSP)
-    page.set_viewport_size({"width": 1440, "height": 900})
+    problems = listen(page)
     run = quote(ui_server.failed_run_id, safe="")
     for path in [*PAGES, f"/dags/orders/runs/{run}", f"/dags/orders/runs/{run}/tasks/check"]:
         page.goto(ui_server.url + path)

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from page_watch import listen
 from sqlalchemy import select
 from tests.hitl_helpers import drive
 from ui_harness import UiServer
@@ -45,11 +46,6 @@ with DAG("showcase", schedule=None, doc_md="# Showcase\\n\\nEvery view, **drawn*
     extract >> check
     extract >> load.expand(path=["orders.csv", "users.csv"])
 '''
-WATCH_CSP = """
-window.__csp = [];
-document.addEventListener("securitypolicyviolation",
-  (e) => window.__csp.push(`${e.violatedDirective} ${e.sourceFile}:${e.lineNumber}`));
-"""
 
 
 @task
@@ -91,16 +87,7 @@ def showcase(ui_server: UiServer, tmp_path_factory: pytest.TempPathFactory) -> d
 @pytest.fixture
 def watched(page: Any) -> Iterator[Any]:
     """The page at 1440 px; at the end, no console error, CSP violation or failed request."""
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"{page.url}: {m.text}")
-            if m.type == "error" else None)
-    page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400
-            else None)
-    # the live stream is cut when the page is left: the only failure allowed
-    page.on("requestfailed", lambda r: None if "/events/stream" in r.url
-            and r.failure == "net::ERR_ABORTED" else problems.append(f"failed {r.url}"))
-    page.add_init_script(WATCH_CSP)
-    page.set_viewport_size({"width": 1440, "height": 900})
+    problems = listen(page)
     yield page
     problems += [f"CSP {v}" for v in page.evaluate("window.__csp || []")]
     assert problems == [], "\n".join(problems)
