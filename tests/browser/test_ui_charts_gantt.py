@@ -5,12 +5,14 @@ violation."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
+from playwright.sync_api import expect
 from ui_harness import UiServer
 
 from statewright.core.clock import ManualClock
@@ -90,8 +92,9 @@ def test_hovering_a_bar_names_it(watched: Any, ui_server: UiServer, gantt_run: s
       return { x: r.left + u.valToPos((l.start + l.end) / 2, 'x'), y: r.top + u.valToPos(0, 'y') };
     }""")
     page.mouse.move(point["x"], point["y"])
-    title = page.locator("#run-gantt .u-over").get_attribute("title")
-    assert title.startswith("long · success · try 1") and "ran 4.00 s" in title
+    # the chart names the bar from its cursor hook, after the move's event: wait for it
+    expect(page.locator("#run-gantt .u-over")).to_have_attribute(
+        "title", re.compile(r"^long · success · try 1.*ran 4\.00 s"), timeout=60_000)
 
 
 def _artifact(name: str) -> Path:
