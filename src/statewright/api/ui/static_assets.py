@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import pass_context
-from starlette.datastructures import URL
+from starlette.datastructures import URL, QueryParams
 from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -63,12 +63,7 @@ class StaticAssets(StaticFiles):
 
 
 def _query_version(scope: Scope) -> str | None:
-    query = scope.get("query_string", b"").decode("latin-1")
-    for part in query.split("&"):
-        name, _, value = part.partition("=")
-        if name == "v":
-            return value
-    return None
+    return QueryParams(scope.get("query_string", b"")).get("v")
 
 
 def install_versioned_urls(templates: Jinja2Templates, directory: Path) -> None:
