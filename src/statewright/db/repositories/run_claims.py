@@ -18,8 +18,9 @@ returned, as before.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Select, bindparam, select
 
 from statewright.core.states import RUN
 from statewright.db.tables import dag_run
@@ -31,9 +32,15 @@ def claim_for_evaluation(conn: Connection, run_pks: Iterable[int]) -> set[int]:
     pks = sorted(set(run_pks))
     if not pks:
         return set()
+    stmt = _claim(conn.dialect.name == "postgresql")
+    return set(conn.execute(stmt, {"pks": pks}).scalars())
+
+
+@cache
+def _claim(postgresql: bool) -> Select[tuple[int]]:
+    """The claim's statement, built once (each pass of every scheduler runs it)."""
     stmt = (select(dag_run.c.id)
-            .where(dag_run.c.id.in_(pks), dag_run.c.state == RUN.RUNNING.value)
+            .where(dag_run.c.id.in_(bindparam("pks", expanding=True)),
+                   dag_run.c.state == RUN.RUNNING.value)
             .order_by(dag_run.c.id))
-    if conn.dialect.name == "postgresql":
-        stmt = stmt.with_for_update(skip_locked=True, key_share=True)
-    return set(conn.execute(stmt).scalars())
+    return stmt.with_for_update(skip_locked=True, key_share=True) if postgresql else stmt

@@ -14,6 +14,7 @@ from sqlalchemy import (
     insert,
 )
 
+from statewright.db import wakeups
 from statewright.db.engine import after_commit
 from statewright.db.tables import state_transition
 
@@ -117,4 +118,5 @@ def emit(conn: Connection, events: list[TransitionEvent], message: str | None = 
         ],
     )
     if notify:
+        wakeups.notify(conn, events)  # other processes' loops (PostgreSQL), at commit
         after_commit(conn, lambda: dispatch(events))

@@ -162,7 +162,7 @@ class LocalExecutor:
             processes=self.parallelism, logs_folder=self.logs_folder,
             heartbeat_seconds=self.heartbeat_seconds, cipher=cipher,
             log_level=logging.getLogger().getEffectiveLevel(), input_limits=self.input_limits,
-            environment=tuple(os.environ.items()))
+            environment=tuple(os.environ.items()), wake_origin=os.getpid())
 
     def _spawn(self) -> None:
         parent, child = self.context.Pipe()

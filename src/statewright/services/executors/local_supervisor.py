@@ -37,6 +37,7 @@ from typing import Any
 from statewright.core.limits import InputLimits
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
+from statewright.db import wakeups
 from statewright.db.engine import make_engine
 from statewright.services.worker import deferral
 from statewright.services.worker.lifeline import watch_lifeline
@@ -61,6 +62,9 @@ class SupervisorConfig:
     forked by the fork server, whose environment is the one it started with (it may be older:
     another executor of the same process started it); they take this one instead, as a process
     started by the executor would inherit it."""
+    wake_origin: int | None = None
+    """The scheduler's process, which hears this one's events over the pipe: the wake-ups its
+    transactions send other processes (``db.wakeups``) name it, so it is not woken twice."""
 
 
 class _Relay:
@@ -117,6 +121,7 @@ def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
     if config.environment:
         os.environ.clear()
         os.environ.update(dict(config.environment))
+    wakeups.set_origin(config.wake_origin)
     engine = make_engine(config.database_url)
     relay = _Relay(conn)
     pool = TaskProcessPool(engine, processes=config.processes, logs_folder=config.logs_folder,

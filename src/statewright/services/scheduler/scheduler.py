@@ -31,6 +31,7 @@ from statewright.core.mapping import DEFAULT_MAX_MAP_LENGTH
 from statewright.core.states import RUN, TI
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
+from statewright.db import wakeups
 from statewright.db.engine import is_postgres, read_snapshot, transaction
 from statewright.db.repositories import dags as dag_repo
 from statewright.db.repositories import jobs as job_repo
@@ -176,6 +177,7 @@ class Scheduler:
         self._pass_began = 0.0
         self.index = RunIndex()  # the running runs' task instances, refreshed from the history
         self._due_probe = DueProbe()  # the probe's first statement, built once
+        self.wake_listener: wakeups.WakeListener | None = None  # while run_forever runs (PG)
 
     def _heartbeat_job(self) -> None:
         """The scheduler's ``job`` row: a heartbeat every few seconds (health, HA peers)."""
@@ -202,8 +204,15 @@ class Scheduler:
 
     def _on_events(self, events: Sequence[door.TransitionEvent]) -> None:
         # A try starting (queued → running) gives the scheduler nothing to do; anything else may.
-        if any(e.actor != ACTOR.value and e.to not in _NO_WAKE for e in events):
+        if wakeups.wakes_scheduler(events):
             self._wake.set()
+
+    def _listen_to_other_processes(self) -> wakeups.WakeListener | None:
+        """PostgreSQL: wake on what other processes commit (a Celery worker, a triggerer, the
+        API server, another scheduler; ``db.wakeups``), not only on the idle timer."""
+        if not is_postgres(self.engine):
+            return None
+        return wakeups.WakeListener(self.engine.url, wakeups.SCHEDULER, self.wake).start()
 
     def run_forever(self, stop: threading.Event) -> None:
         self.listen()
@@ -216,6 +225,7 @@ class Scheduler:
         except Exception:
             log.exception("recovery at start failed; the zombie reaper will catch up")
         failures = LoopFailures("scheduler loop", log, period=self.config.idle_seconds)
+        self.wake_listener = self._listen_to_other_processes()
         try:
             while not stop.is_set():
                 try:
@@ -237,6 +247,9 @@ class Scheduler:
             if self._remove_listener:
                 self._remove_listener()
                 self._remove_listener = None
+            if self.wake_listener is not None:
+                self.wake_listener.stop()
+                self.wake_listener = None
 
     def _hold_while_busy(self, stop: threading.Event) -> None:
         """``busy_pass_seconds``: wait out the rest of it while the executor's processes all
@@ -469,7 +482,6 @@ def first_read(conn: Connection, now: datetime, steps: Sequence[Step],
     return [step for i, step in enumerate(steps) if i in due], bool(queued)
 
 
-_NO_WAKE = frozenset({TI.RUNNING.value})
 # A run whose task instances include one of these has scheduling work (failed: under fail_stop).
 _NEED_WORK = (TI.NONE.value, TI.UP_FOR_RETRY.value, TI.UP_FOR_RESCHEDULE.value, TI.FAILED.value)
 _UNFINISHED_BUSY = (TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.DEFERRED, TI.RESTARTING, TI.SHUTDOWN,

@@ -34,7 +34,8 @@ from sqlalchemy import Engine
 from statewright.core.clock import Clock, utcnow
 from statewright.crypto import FernetKeyError, decrypt_json
 from statewright.db import transition as door
-from statewright.db.engine import read_snapshot, transaction
+from statewright.db import wakeups
+from statewright.db.engine import is_postgres, read_snapshot, transaction
 from statewright.db.repositories import jobs as job_repo
 from statewright.db.repositories import triggers as trigger_repo
 from statewright.services.loop_failures import LoopFailures
@@ -117,6 +118,7 @@ class TriggererJob:
         self._last_full = float("-inf")  # (the first pass of ``run_forever`` claims)
         self._at_capacity = False
         self._remove_listener: Callable[[], None] | None = None
+        self._others: wakeups.WakeListener | None = None
         self._started = False
         # Set when there may be new triggers to claim (a deferral committed here, ``wake()``):
         # the loop then runs in full at once. Woken only by its triggers' events, it writes
@@ -146,6 +148,9 @@ class TriggererJob:
         self.runner.start()
         self.watchers.start(self.job_id)
         self._remove_listener = door.add_transition_listener(self._on_transitions)
+        if is_postgres(self.engine):  # deferrals other processes commit (``db.wakeups``)
+            self._others = wakeups.WakeListener(self.engine.url, wakeups.TRIGGERER,
+                                                self.wake).start()
         self._started = True
         log.info("Triggerer %s started on %s (pid %s, capacity %s)", self.job_id,
                  self.hostname, os.getpid(), self.config.capacity)
@@ -158,6 +163,9 @@ class TriggererJob:
         if self._remove_listener is not None:
             self._remove_listener()
             self._remove_listener = None
+        if self._others is not None:
+            self._others.stop()
+            self._others = None
         self.runner.stop()
         self.watchers.stop()
         try:

@@ -1,0 +1,181 @@
+"""On PostgreSQL a transaction whose events give a loop work wakes the loops of other processes
+at commit (``db.wakeups``: ``pg_notify`` in the transaction, a ``LISTEN`` thread per loop):
+a scheduler sees a run another process triggered, or a try a Celery worker ended, at once
+rather than on its idle timer; a triggerer sees another process's deferral."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
+
+import psycopg
+from sqlalchemy import Engine
+from tests.noop import NoopOperator
+
+from statewright.core.clock import utcnow
+from statewright.db import wakeups
+from statewright.sdk import DAG
+from statewright.services.scheduler.scheduler import Scheduler, SchedulerConfig
+
+NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+WAIT = 120.0  # a bound for a loaded machine; each wait ends as soon as its event comes
+
+
+def _event(to: str, actor: str = "executor") -> Any:
+    return SimpleNamespace(to=to, actor=actor)
+
+
+class _Calls:
+    """Counts a listener's wake-ups; ``reach(n)`` waits until there were ``n``."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._cond = threading.Condition()
+
+    def __call__(self) -> None:
+        with self._cond:
+            self.n += 1
+            self._cond.notify_all()
+
+    def reach(self, n: int) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self.n >= n, WAIT)
+
+
+def _listening(engine: Engine, kind: str) -> tuple[wakeups.WakeListener, _Calls]:
+    calls = _Calls()
+    listener = wakeups.WakeListener(engine.url, kind, calls).start()
+    assert listener.listening.wait(WAIT)
+    return listener, calls
+
+
+def _notify_as(engine: Engine, pid: int | None, events: list[Any], *,
+               rollback: bool = False) -> None:
+    wakeups.set_origin(pid)
+    try:
+        with engine.connect() as conn:
+            conn.begin()
+            wakeups.notify(conn, events)
+            conn.rollback() if rollback else conn.commit()
+    finally:
+        wakeups.set_origin(None)
+
+
+def _until(predicate: Callable[[], bool]) -> bool:
+    """Whether ``predicate`` holds within ``WAIT`` (checked every 50 ms: a state of another
+    thread that no event announces)."""
+    done = threading.Event()
+    for _ in range(int(WAIT * 20)):
+        if predicate():
+            return True
+        done.wait(0.05)
+    return predicate()
+
+
+def test_what_the_kinds_are() -> None:
+    assert wakeups.kinds([_event("success")]) == "s"
+    assert wakeups.kinds([_event("deferred")]) == "sd"
+    assert wakeups.kinds([_event("running")]) == ""  # a try starting: no loop's work
+    assert wakeups.kinds([_event("queued", actor="scheduler")]) == ""  # its own loop goes on
+
+
+def test_only_another_process_committed_wake_up_reaches_the_listener(pg_engine: Engine) -> None:
+    listener, calls = _listening(pg_engine, wakeups.SCHEDULER)
+    try:
+        _notify_as(pg_engine, None, [_event("success")])  # this process: heard in-process
+        _notify_as(pg_engine, 1, [_event("success")], rollback=True)  # never committed
+        _notify_as(pg_engine, 1, [_event("deferred", actor="scheduler")])  # a triggerer's kind
+        _notify_as(pg_engine, 1, [_event("success")])  # another process: wakes
+        # Notifications arrive in commit order: once the last one is heard, so were the others.
+        assert calls.reach(1)
+        _notify_as(pg_engine, 1, [_event("failed")])
+        assert calls.reach(2)
+        assert calls.n == 2
+    finally:
+        listener.stop()
+
+
+def test_a_listener_whose_connection_is_killed_listens_again(pg_engine: Engine) -> None:
+    calls = _Calls()
+    listener = wakeups.WakeListener(pg_engine.url, wakeups.TRIGGERER, calls,
+                                    retry_seconds=0.1).start()
+    try:
+        assert listener.listening.wait(WAIT)
+        pid = _backend(listener)
+        admin = pg_engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(admin, autocommit=True) as c:
+            c.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        assert _until(lambda: listener.listening.is_set() and _backend(listener) not in (None, pid))
+        _notify_as(pg_engine, 1, [_event("deferred")])
+        assert calls.reach(1)
+    finally:
+        listener.stop()
+
+
+def _backend(listener: wakeups.WakeListener) -> int | None:
+    """The server process of the listener's connection (None while it has none)."""
+    conn = listener._conn
+    try:
+        return None if conn is None or conn.closed else int(conn.info.backend_pid)
+    except psycopg.Error:
+        return None
+
+
+class _Recording:
+    """An executor that only records what it was handed."""
+
+    identity = "recording"
+
+    def __init__(self) -> None:
+        self.queued = threading.Event()
+
+    def slots_available(self) -> int:
+        return 10
+
+    def queue_workloads(self, ti_ids: Any) -> None:
+        self.queued.set()
+
+
+def test_a_scheduler_queues_a_run_another_process_triggered_without_its_timer(
+        pg_harness: Callable, pg_engine: Engine) -> None:
+    h = pg_harness(NOW)
+    with DAG("woken", schedule=None) as dag:
+        NoopOperator(task_id="t")
+    h.sync(dag)
+    executor = _Recording()
+    # An idle timer of ten minutes: only a wake-up can start the run within the test.
+    scheduler = Scheduler(pg_engine, executor, clock=utcnow,
+                          config=SchedulerConfig(idle_seconds=600.0))
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run_forever, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        assert _until(lambda: scheduler.wake_listener is not None
+                      and scheduler.wake_listener.listening.is_set())
+        url = pg_engine.url.render_as_string(hide_password=False)
+        subprocess.run([sys.executable, "-c", _TRIGGER, url], check=True, timeout=WAIT,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert executor.queued.wait(WAIT)
+    finally:
+        stop.set()
+        scheduler.wake()
+        thread.join(WAIT)
+    assert [r.run_id for r in h.runs("woken")] == ["elsewhere"]
+
+
+_TRIGGER = """
+import sys
+from statewright.core.clock import utcnow
+from statewright.core.transitions import Actor
+from statewright.db.engine import make_engine, transaction
+from statewright.services.dag_runs import trigger_dag
+engine = make_engine(sys.argv[1])
+with transaction(engine) as conn:
+    trigger_dag(conn, "woken", now=utcnow(), actor=Actor.USER, run_id="elsewhere")
+"""
