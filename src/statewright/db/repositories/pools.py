@@ -130,10 +130,18 @@ def slot_stats(conn: Connection, *, scheduled: bool = True,
     it reads only the queued, running and deferred task instances, by the state index, however
     many wait scheduled. ``pools``: the pool rows this transaction read already (not read
     again)."""
-    stats = {
-        r.name: PoolStats(r.name, int(r.slots), r.description, bool(r.include_deferred))
-        for r in (list_all(conn) if pools is None else pools)
-    }
+    if pools is None:  # the pools and their slots in use: one statement
+        stats: dict[str, PoolStats] = {}
+        for r in conn.execute(_pools_and_used(scheduled)).all():
+            s = stats.get(r.name)
+            if s is None:
+                s = stats[r.name] = PoolStats(r.name, int(r.slots), r.description,
+                                              bool(r.include_deferred))
+            if r.state is not None:
+                setattr(s, r.state, int(r.used))
+        return stats
+    stats = {r.name: PoolStats(r.name, int(r.slots), r.description, bool(r.include_deferred))
+             for r in pools}
     for name, state, used in conn.execute(_slots_used(scheduled)).all():
         s = stats.get(name)
         if s is not None:
@@ -150,6 +158,18 @@ def _slots_used(scheduled: bool) -> Any:
     return (select(ti.pool, ti.state, func.coalesce(func.sum(ti.pool_slots), 0))
             .where(ti.state.in_(states))
             .group_by(ti.state, ti.pool))
+
+
+@functools.cache
+def _pools_and_used(scheduled: bool) -> Any:
+    """Every pool (by name) with a row per state its task instances use slots in (none: one
+    row with no state)."""
+    used = _slots_used(scheduled).subquery("used")
+    state, total = used.c.state, list(used.c)[2]
+    return (select(pool.c.name, pool.c.slots, pool.c.description, pool.c.include_deferred,
+                   state.label("state"), total.label("used"))
+            .select_from(pool.outerjoin(used, used.c.pool == pool.c.name))
+            .order_by(pool.c.name))
 
 
 def task_instances_in_pool(conn: Connection, name: str) -> int:

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, select
 
 from statewright.core.states import RUN
+from statewright.db.repositories.dags import hash_column
 from statewright.db.tables import dag, dag_run
 
 
@@ -97,6 +98,17 @@ def count_by_dag_and_state(conn: Connection, dag_ids: Iterable[str] | None = Non
 
 def running_runs(conn: Connection) -> list[Any]:
     return list(conn.execute(_RUNNING_RUNS).all())
+
+
+def running_runs_with_hashes(conn: Connection) -> list[Any]:
+    """``running_runs``, each with its DAG's current hash (``dag_hash``; None: the DAG is
+    gone): the scheduler's probe reads both on every pass, in one statement."""
+    return list(conn.execute(_running_runs_with_hashes(conn.dialect.name)).all())
+
+
+@functools.cache
+def _running_runs_with_hashes(dialect: str) -> Any:
+    return _RUNNING_RUNS.add_columns(hash_column(dialect, dag_run.c.dag_id).label("dag_hash"))
 
 
 def list_runs(conn: Connection, dag_id: str | None = None, limit: int = 50) -> list[Any]:

@@ -392,12 +392,12 @@ class Scheduler:
         (``evaluation.schedule_run``), and the queueing of what it scheduled where it can."""
         queued_all = False
         with transaction(self.engine) as conn:
-            # The runs no other scheduler is evaluating (PostgreSQL), still running.
-            claimed = run_claims.claim_for_evaluation(conn, wanted)
+            # The runs no other scheduler is evaluating (PostgreSQL), still running, with the
+            # hash of each one's DAG (read in the same statement).
+            claimed = run_claims.claim_with_hashes(conn, wanted)
             wanted = {pk: d for pk, d in wanted.items() if pk in claimed}
-            hashes = dag_repo.get_hashes(conn, {d for d in wanted.values()})
-            views = {pk: self._view(conn, dag_id, hashes[dag_id])
-                     for pk, dag_id in wanted.items() if dag_id in hashes}
+            views = {pk: self._view(conn, dag_id, h) for pk, dag_id in wanted.items()
+                     if (h := claimed[pk]) is not None}
             entries = self.index.entries_for(conn, views)
             changed = 0
             done: list[tuple[RunWork, int]] = []
@@ -429,7 +429,7 @@ class Scheduler:
     def _runs_needing_work(self, conn: Connection, views: dict[str, DagView] | None = None
                            ) -> dict[int, str]:
         """The running runs to evaluate, by DAG id; ``views``: filled with their DAGs' views."""
-        runs = [r for r in run_repo.running_runs(conn) if self.in_scope(r.id)]
+        runs = [r for r in run_repo.running_runs_with_hashes(conn) if self.in_scope(r.id)]
         self.index.retain(r.id for r in runs)
         if not runs:
             return {}
@@ -438,7 +438,7 @@ class Scheduler:
         # deferred or awaiting input cost nothing here).
         present, idle = ti_repo.run_probes(conn, ids, _NEED_WORK,
                                            [s.value for s in _UNFINISHED_BUSY])
-        hashes = dag_repo.get_hashes(conn, [r.dag_id for r in runs])
+        hashes = {r.dag_id: r.dag_hash for r in runs if r.dag_hash is not None}
         wanted: dict[int, str] = {}
         for r in runs:
             c = present.get(r.id, set())

@@ -118,6 +118,7 @@ def apply_results(
     groups: dict[tuple[TaskInstanceState, StateName | None, str | None, datetime | None],
                  list[tuple[int, int]]] = defaultdict(list)
     by_id = {r.ti_id: r for r in results}
+    versions: dict[int, int | None] = {}
     for r in results:
         target, name, message, next_retry = _target(r, views, hashes, conn, now)
         groups[(target, name, message, next_retry)].append((r.ti_id, r.try_number))
@@ -131,6 +132,7 @@ def apply_results(
             message=message, values=values)
         for pk in res.changed:
             reached[pk] = target
+        versions.update(res.versions)
     done = [by_id[pk] for pk in reached if pk in by_id]
     xcom_repo.set_return_values(
         conn,
@@ -140,7 +142,10 @@ def apply_results(
     )
     _apply_skips(conn, [r for r in done if reached[r.ti_id] is TI.SUCCESS and r.skip_task_ids],
                  now, actor)
-    ti_repo.add_history(conn, [_history_row(r, reached[r.ti_id], now) for r in done])
+    # Each history row records the DAG version its try ran: the workload's, else what the
+    # state change read of the row (``versions``), not read again.
+    ti_repo.add_history(conn, [_history_row(r, reached[r.ti_id], now, versions.get(r.ti_id))
+                               for r in done])
     record_try_outlets(conn, done, reached, now)  # asset events, with the state change
     _after_apply(conn, everything, reached, now, actor)
     return reached
@@ -223,7 +228,8 @@ def _apply_skips(conn: Connection, results: Sequence[TryResult], now: datetime,
                     message=f"skipped by {r.task_id}")
 
 
-def _history_row(r: TryResult, state: TaskInstanceState, now: datetime) -> dict[str, Any]:
+def _history_row(r: TryResult, state: TaskInstanceState, now: datetime,
+                 version: int | None = None) -> dict[str, Any]:
     duration = (now - r.start_date).total_seconds() if r.start_date else None
     return {
         "task_instance_id": r.ti_id,
@@ -243,7 +249,7 @@ def _history_row(r: TryResult, state: TaskInstanceState, now: datetime) -> dict[
         "error": r.error,
         "traceback": r.traceback,
         "log_path": r.log_path,
-        **({"dag_version_id": r.dag_version_id} if r.dag_version_id is not None else {}),
+        "dag_version_id": r.dag_version_id if r.dag_version_id is not None else version,
     }
 
 
