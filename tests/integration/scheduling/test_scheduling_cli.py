@@ -138,3 +138,14 @@ def test_dags_pause_and_unpause(env: dict[str, str], engine: Engine) -> None:
         assert dag_repo.get_dag(conn, "daily").is_paused
     missing = run(env, "dags", "pause", "nope")
     assert missing.exit_code == 1 and "No DAG with id 'nope'" in missing.output
+    # Each change has its audit row, naming the command line's user; the refused one has none.
+    from statewright.cli.identity import cli_actor
+    from statewright.db.repositories import audit
+
+    with engine.connect() as conn:
+        rows, _ = audit.page(conn, limit=10, offset=0, dag_id="daily")
+        assert [(r.action, r.username) for r in reversed(rows)] == [
+            ("paused_at_creation", "dag_processor"),  # new DAGs start paused
+            ("unpause", cli_actor().value), ("pause", cli_actor().value)]
+        assert audit.page(conn, limit=10, offset=0, dag_id="nope")[1] == 0
+    assert "cli:" in run(env, "dags", "events", "daily").output

@@ -102,13 +102,22 @@ def dags_unpause(app: App, dag_id: str) -> None:
 
 
 def _set_paused(app: App, dag_id: str, paused: bool) -> None:
+    """Pause or unpause, with an audit row naming who (``cli:$USER``) in the same transaction,
+    as the API's pause writes one."""
+    from statewright.cli.identity import cli_actor
+    from statewright.core.clock import utcnow
     from statewright.db.engine import transaction
+    from statewright.db.repositories import audit
     from statewright.db.repositories import dags as dag_repo
 
     _sync(app)
+    action = "pause" if paused else "unpause"
     with transaction(app.engine) as conn:
         if not dag_repo.set_paused(conn, dag_id, paused):
             raise StatewrightError(f"No DAG with id {dag_id!r}; see `statewright dags list`.")
+        audit.record(conn, at=utcnow(), username=cli_actor().value, action=action,
+                     method="CLI", path=f"statewright dags {action}", outcome="success",
+                     status_code=0, dag_id=dag_id, target=dag_id)
     console.print(f"{dag_id} {'paused' if paused else 'unpaused'}")
 
 
