@@ -65,10 +65,15 @@ def kinds(events: Sequence[Any]) -> str:
 
 def notify(conn: Connection, events: Sequence[Any]) -> None:
     """In the transaction that commits ``events`` (PostgreSQL only): wake the other processes'
-    loops they give work to, when it commits."""
+    loops they give work to, when it commits. A process whose events a scheduler hears over
+    its pipe (``set_origin``: the local executor's supervisor) wakes no scheduler: its own
+    hears them, and other schedulers were never woken by another's executor (with several,
+    each success would wake them all for a pass that finds the run being evaluated)."""
     if conn.dialect.name != "postgresql":
         return
     wanted = kinds(events)
+    if _origin is not None:
+        wanted = wanted.replace(SCHEDULER, "")
     if wanted:
         conn.execute(_NOTIFY, {"payload": f"{origin()}:{wanted}"})
 

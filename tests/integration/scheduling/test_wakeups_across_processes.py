@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import psycopg
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 from tests.noop import NoopOperator
 
 from statewright.core.clock import utcnow
@@ -57,6 +57,8 @@ def _listening(engine: Engine, kind: str) -> tuple[wakeups.WakeListener, _Calls]
 
 def _notify_as(engine: Engine, pid: int | None, events: list[Any], *,
                rollback: bool = False) -> None:
+    """What the door's ``emit`` sends for ``events`` from this process (``pid``: as the local
+    executor's supervisor, whose events its scheduler hears over the pipe)."""
     wakeups.set_origin(pid)
     try:
         with engine.connect() as conn:
@@ -65,6 +67,14 @@ def _notify_as(engine: Engine, pid: int | None, events: list[Any], *,
             conn.rollback() if rollback else conn.commit()
     finally:
         wakeups.set_origin(None)
+
+
+def _send(engine: Engine, payload: str, *, rollback: bool = False) -> None:
+    """A notification as another process (``pid:kinds``) sends it."""
+    with engine.connect() as conn:
+        conn.begin()
+        conn.execute(text("SELECT pg_notify(:c, :p)"), {"c": wakeups.CHANNEL, "p": payload})
+        conn.rollback() if rollback else conn.commit()
 
 
 def _until(predicate: Callable[[], bool]) -> bool:
@@ -89,16 +99,33 @@ def test_only_another_process_committed_wake_up_reaches_the_listener(pg_engine: 
     listener, calls = _listening(pg_engine, wakeups.SCHEDULER)
     try:
         _notify_as(pg_engine, None, [_event("success")])  # this process: heard in-process
-        _notify_as(pg_engine, 1, [_event("success")], rollback=True)  # never committed
-        _notify_as(pg_engine, 1, [_event("deferred", actor="scheduler")])  # a triggerer's kind
-        _notify_as(pg_engine, 1, [_event("success")])  # another process: wakes
+        _send(pg_engine, "1:s", rollback=True)  # never committed
+        _send(pg_engine, "1:d")  # a triggerer's kind
+        _send(pg_engine, "1:s")  # another process: wakes
         # Notifications arrive in commit order: once the last one is heard, so were the others.
         assert calls.reach(1)
-        _notify_as(pg_engine, 1, [_event("failed")])
+        _send(pg_engine, "1:sd")
         assert calls.reach(2)
         assert calls.n == 2
     finally:
         listener.stop()
+
+
+def test_a_local_executors_supervisor_wakes_triggerers_only(pg_engine: Engine) -> None:
+    """Its scheduler hears its events over the pipe; other schedulers are not woken by them
+    (as before), a triggerer of another process is, for a deferral."""
+    schedulers, s_calls = _listening(pg_engine, wakeups.SCHEDULER)
+    triggerers, d_calls = _listening(pg_engine, wakeups.TRIGGERER)
+    try:
+        _notify_as(pg_engine, 1, [_event("success")])  # the supervisor: nothing sent
+        _notify_as(pg_engine, 1, [_event("deferred")])  # the supervisor: triggerers only
+        assert d_calls.reach(1)
+        _send(pg_engine, "1:s")  # after those: once it is heard, they were
+        assert s_calls.reach(1)
+        assert s_calls.n == 1 and d_calls.n == 1
+    finally:
+        schedulers.stop()
+        triggerers.stop()
 
 
 def test_a_listener_whose_connection_is_killed_listens_again(pg_engine: Engine) -> None:
@@ -112,7 +139,7 @@ def test_a_listener_whose_connection_is_killed_listens_again(pg_engine: Engine) 
         with psycopg.connect(admin, autocommit=True) as c:
             c.execute("SELECT pg_terminate_backend(%s)", (pid,))
         assert _until(lambda: listener.listening.is_set() and _backend(listener) not in (None, pid))
-        _notify_as(pg_engine, 1, [_event("deferred")])
+        _send(pg_engine, "1:d")
         assert calls.reach(1)
     finally:
         listener.stop()
