@@ -1,16 +1,19 @@
-"""On PostgreSQL a transaction whose events give a loop work wakes the loops of other processes
-at commit (``db.wakeups``: ``pg_notify`` in the transaction, a ``LISTEN`` thread per loop):
-a scheduler sees a run another process triggered, or a try a Celery worker ended, at once
-rather than on its idle timer; a triggerer sees another process's deferral."""
+"""A transaction whose events give a loop work wakes the loops of other processes at commit
+(``db.wakeups``: on PostgreSQL ``pg_notify`` in the transaction and a ``LISTEN`` thread per
+loop; on SQLite a datagram to each listener's Unix socket after the commit): a scheduler sees a
+run another process triggered, or a try a Celery worker ended, at once rather than on its idle
+timer; a triggerer sees another process's deferral."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -170,14 +173,14 @@ class _Recording:
 
 
 def test_a_scheduler_queues_a_run_another_process_triggered_without_its_timer(
-        pg_harness: Callable, pg_engine: Engine) -> None:
-    h = pg_harness(NOW)
+        harness: Callable, engine: Engine) -> None:
+    h = harness(NOW)
     with DAG("woken", schedule=None) as dag:
         NoopOperator(task_id="t")
     h.sync(dag)
     executor = _Recording()
     # An idle timer of ten minutes: only a wake-up can start the run within the test.
-    scheduler = Scheduler(pg_engine, executor, clock=utcnow,
+    scheduler = Scheduler(engine, executor, clock=utcnow,
                           config=SchedulerConfig(idle_seconds=600.0))
     stop = threading.Event()
     thread = threading.Thread(target=scheduler.run_forever, args=(stop,), daemon=True)
@@ -185,7 +188,7 @@ def test_a_scheduler_queues_a_run_another_process_triggered_without_its_timer(
     try:
         assert _until(lambda: scheduler.wake_listener is not None
                       and scheduler.wake_listener.listening.is_set())
-        url = pg_engine.url.render_as_string(hide_password=False)
+        url = engine.url.render_as_string(hide_password=False)
         subprocess.run([sys.executable, "-c", _TRIGGER, url], check=True, timeout=WAIT,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
         assert executor.queued.wait(WAIT)
@@ -205,4 +208,56 @@ from statewright.services.dag_runs import trigger_dag
 engine = make_engine(sys.argv[1])
 with transaction(engine) as conn:
     trigger_dag(conn, "woken", now=utcnow(), actor=Actor.USER, run_id="elsewhere")
+"""
+
+
+def _sqlite_listener(engine: Engine, kind: str) -> tuple[wakeups.WakeListener, _Calls, Path]:
+    listener, calls = _listening(engine, kind)
+    folder = wakeups._folder(engine.url)
+    assert folder is not None
+    [path] = [p for p in folder.iterdir() if p.name.startswith(f"{os.getpid()}.")
+              and p.name.endswith(f".{kind}")]
+    return listener, calls, path
+
+
+def test_on_sqlite_a_foreign_datagram_of_its_kind_wakes_the_listener(
+        sqlite_engine: Engine) -> None:
+    listener, calls, path = _sqlite_listener(sqlite_engine, wakeups.SCHEDULER)
+    try:
+        folder = path.parent
+        assert oct(folder.stat().st_mode & 0o777) == oct(0o700)  # private to this user
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            for payload in (f"{os.getpid()}:s", "1:d", "1:s"):  # own, other kind, foreign
+                sock.sendto(payload.encode(), str(path))
+            assert calls.reach(1)
+            sock.sendto(b"1:s", str(path))
+            assert calls.reach(2)
+        assert calls.n == 2
+    finally:
+        listener.stop()
+    assert not path.exists()  # a listener that stops takes its socket away
+
+
+def test_on_sqlite_a_sender_removes_the_socket_of_a_process_that_is_gone(
+        sqlite_engine: Engine) -> None:
+    listener, calls, path = _sqlite_listener(sqlite_engine, wakeups.SCHEDULER)
+    try:
+        stale = path.parent / "999999999.1.s"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as dead:
+            dead.bind(str(stale))  # bound, then closed: its process is gone
+        wakeups._listing.clear()
+        # Sent as another process (this one's own listeners are skipped by the sender).
+        subprocess.run([sys.executable, "-c", _POST, str(path.parent)], check=True,
+                       timeout=WAIT, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert calls.reach(1)
+        assert not stale.exists()
+    finally:
+        listener.stop()
+
+
+_POST = """
+import sys
+from pathlib import Path
+from statewright.db import wakeups
+wakeups._post(Path(sys.argv[1]), "1:s", "s")
 """

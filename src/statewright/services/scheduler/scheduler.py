@@ -208,11 +208,9 @@ class Scheduler:
             self._wake.set()
 
     def _listen_to_other_processes(self) -> wakeups.WakeListener | None:
-        """PostgreSQL: wake on what other processes commit (a Celery worker, a triggerer, the
-        API server, another scheduler; ``db.wakeups``), not only on the idle timer."""
-        if not is_postgres(self.engine):
-            return None
-        return wakeups.WakeListener(self.engine.url, wakeups.SCHEDULER, self.wake).start()
+        """Wake on what other processes commit (a Celery worker, a triggerer, the API server
+        or the CLI, another scheduler; ``db.wakeups``), not only on the idle timer."""
+        return wakeups.WakeListener.start_for(self.engine.url, wakeups.SCHEDULER, self.wake)
 
     def run_forever(self, stop: threading.Event) -> None:
         self.listen()

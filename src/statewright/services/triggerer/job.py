@@ -35,7 +35,7 @@ from statewright.core.clock import Clock, utcnow
 from statewright.crypto import FernetKeyError, decrypt_json
 from statewright.db import transition as door
 from statewright.db import wakeups
-from statewright.db.engine import is_postgres, read_snapshot, transaction
+from statewright.db.engine import read_snapshot, transaction
 from statewright.db.repositories import jobs as job_repo
 from statewright.db.repositories import triggers as trigger_repo
 from statewright.services.loop_failures import LoopFailures
@@ -148,9 +148,9 @@ class TriggererJob:
         self.runner.start()
         self.watchers.start(self.job_id)
         self._remove_listener = door.add_transition_listener(self._on_transitions)
-        if is_postgres(self.engine):  # deferrals other processes commit (``db.wakeups``)
-            self._others = wakeups.WakeListener(self.engine.url, wakeups.TRIGGERER,
-                                                self.wake).start()
+        # Deferrals other processes commit (``db.wakeups``), not only on the poll.
+        self._others = wakeups.WakeListener.start_for(self.engine.url, wakeups.TRIGGERER,
+                                                      self.wake)
         self._started = True
         log.info("Triggerer %s started on %s (pid %s, capacity %s)", self.job_id,
                  self.hostname, os.getpid(), self.config.capacity)
