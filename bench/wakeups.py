@@ -1,14 +1,16 @@
 """How soon a scheduler of another process acts on a run this process triggers (not a test).
 
 A scheduler process (with its LocalExecutor, as ``throughput.py`` starts one) runs on a fresh
-PostgreSQL database; this process triggers ``--runs`` runs of a one-task DAG one after the
-other, each when the one before has ended, as the API server or a user's script would. For
+SQLite file, or a fresh PostgreSQL database with ``--database-url``; this process triggers
+``--runs`` runs of a one-task DAG one after the other, each when the one before has ended, as
+the API server or a user's script would. For
 each run the history gives the moments (each the writer's clock when its transaction began):
 trigger → the run started (``to_running``) → its task queued (``to_queued``). Without a wake-up
 across processes the scheduler sees each new run only on its idle timer (``idle_seconds``,
-1 s); with one (``db.wakeups``: ``pg_notify`` at commit) it is woken by the commit.
+1 s); with one (``db.wakeups``: ``pg_notify`` at commit, a datagram on SQLite) it is woken by
+the commit.
 
-Usage: python bench/wakeups.py --database-url postgresql://postgres@127.0.0.1:5432/postgres
+Usage: python bench/wakeups.py [--database-url postgresql://postgres@127.0.0.1:5432/postgres]
 Prints one JSON line.
 """
 
@@ -55,15 +57,16 @@ def _moments(engine: Any, run_id: str) -> dict[str, float]:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--database-url", required=True, help="a PostgreSQL server (a fresh "
-                   "database is created on it for the run)")
+    p.add_argument("--database-url", help="a PostgreSQL server (a fresh database is created "
+                   "on it for the run). Default: SQLite in a temporary folder")
     p.add_argument("--runs", type=int, default=20)
     args = p.parse_args()
     host_speed()
     tmp = Path(tempfile.mkdtemp(prefix="statewright-bench-"))
     (tmp / "dags").mkdir()
     (tmp / "dags" / "one.py").write_text(DAG_FILE)
-    out: dict[str, Any] = {"bench": "wakeups", "runs": args.runs}
+    out: dict[str, Any] = {"bench": "wakeups", "runs": args.runs,
+                           "database": "postgresql" if args.database_url else "sqlite"}
     with _database(args.database_url, tmp) as url:
         engine = make_engine(url)
         migrate(engine)
