@@ -118,5 +118,5 @@ def emit(conn: Connection, events: list[TransitionEvent], message: str | None = 
         ],
     )
     if notify:
-        wakeups.notify(conn, events)  # other processes' loops (PostgreSQL), at commit
+        wakeups.notify(conn, events)  # the loops of other processes, at commit
         after_commit(conn, lambda: dispatch(events))

@@ -64,7 +64,7 @@ class SupervisorConfig:
     started by the executor would inherit it."""
     wake_origin: int | None = None
     """The scheduler's process, which hears this one's events over the pipe: the wake-ups its
-    transactions send other processes (``db.wakeups``) name it, so it is not woken twice."""
+    transactions send other processes (``db.wakeups``) name it, and wake no scheduler."""
 
 
 class _Relay:
