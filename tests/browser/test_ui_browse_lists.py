@@ -52,6 +52,7 @@ def browse_data(ui_server: UiServer) -> None:
         for i in range(60):
             create_run(conn, view, now=utcnow(), actor=Actor.SCHEDULER, run_id=f"m{i:02d}",
                        run_type="manual")
+        create_run(conn, view, now=utcnow(), actor=Actor.USER, run_id="f00", run_type="flow")
 
 
 @pytest.fixture
@@ -66,6 +67,8 @@ def test_runs_are_filtered_ordered_and_paged(watched: Any, ui_server: UiServer,
     page = watched
     page.goto(f"{ui_server.url}/dag-runs")
     page.fill("input[name=dag_id_pattern]", "browse_many")
+    page.click("#browse-filters button[type=submit]")
+    page.select_option("select[name=run_type]", "manual")
     page.click("#browse-filters button[type=submit]")
     expect(page.locator("#browse-range")).to_have_text(f"1{DASH}50 of 60")
     assert "dag_id_pattern=browse_many" in page.url
@@ -91,6 +94,16 @@ def test_runs_are_filtered_ordered_and_paged(watched: Any, ui_server: UiServer,
     states = page.locator("#browse-table tbody td:nth-child(3) .badge")
     assert states.count() == len(page.evaluate(ROWS_JS)) >= 1
     assert states.evaluate_all("(bs) => bs.every((b) => b.classList.contains('s-failed'))")
+
+
+def test_a_flows_run_shows_its_own_run_type_and_filters_by_it(
+        watched: Any, ui_server: UiServer, browse_data: None) -> None:
+    page = watched
+    page.goto(f"{ui_server.url}/dag-runs?dag_id_pattern=browse_many&run_type=flow")
+    expect(page.locator("#browse-range")).to_have_text(f"1{DASH}1 of 1")
+    assert page.locator("select[name=run_type]").input_value() == "flow"
+    [row] = page.evaluate(ROWS_JS)
+    assert (row[1], row[3]) == ("f00", "flow")  # Airflow's API says "manual" in run_type
 
 
 def test_task_instances_and_xcoms_link_to_their_task_instance(

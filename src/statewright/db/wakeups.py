@@ -165,16 +165,35 @@ def _send_one(sock: socket.socket, path: Path, data: bytes) -> None:
 
 
 def _bind(folder: Path, path: Path) -> socket.socket:
-    for d in (folder.parent, folder):
-        d.mkdir(mode=0o700, exist_ok=True)
-    for d in (folder.parent, folder):  # another user's folder is not ours to listen in
-        st = d.stat()
-        if st.st_uid != os.getuid() or st.st_mode & 0o077:
-            raise PermissionError(f"{d} is not private to this user")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(str(path))
-    sock.settimeout(1.0)
+    try:
+        for attempt in range(3):
+            for d in (folder.parent, folder):
+                d.mkdir(mode=0o700, exist_ok=True)
+            for d in (folder.parent, folder):  # another user's folder is not ours to listen in
+                st = d.stat()
+                if st.st_uid != os.getuid() or st.st_mode & 0o077:
+                    raise PermissionError(f"{d} is not private to this user")
+            try:
+                sock.bind(str(path))
+                break
+            except FileNotFoundError:  # the last listener of another process took it away
+                if attempt == 2:
+                    raise
+        sock.settimeout(1.0)
+    except BaseException:
+        sock.close()
+        raise
     return sock
+
+
+def _unbind(path: Path) -> None:
+    """Take a stopped listener's socket away, and its database's folder with it when it was
+    the last (a suite or a machine that opens many databases leaves no folder per database)."""
+    with contextlib.suppress(OSError):
+        path.unlink()
+    with contextlib.suppress(OSError):  # not empty: another listener's
+        path.parent.rmdir()
 
 
 _serial = iter(range(1, 1 << 62))
@@ -276,8 +295,7 @@ class WakeListener:
                 if _foreign(data.decode(errors="replace"), self.kind):
                     self.on_wake()
         finally:
-            with contextlib.suppress(OSError):
-                path.unlink()
+            _unbind(path)
 
     def _close(self) -> None:
         conn, self._conn = self._conn, None

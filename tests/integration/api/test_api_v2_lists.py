@@ -66,6 +66,32 @@ def test_runs_of_every_dag_with_filters(client: TestClient, seeded: dict[str, st
                 )["total_entries"] == 2
 
 
+def test_a_flows_run_is_manual_to_airflow_and_flow_in_statewrights_field(
+        client: TestClient, engine: Engine) -> None:
+    from statewright.core.clock import utcnow
+    from statewright.core.transitions import Actor
+    from statewright.db.engine import transaction
+    from statewright.services.dag_runs import create_run
+    from statewright.services.dag_view import DagView
+
+    with DAG("my_flow") as dag:
+        @task
+        def step() -> None:
+            return None
+
+        step()
+    serialized = store_dag(engine, dag)
+    with transaction(engine) as conn:
+        create_run(conn, DagView(serialized, "h"), now=utcnow(), actor=Actor.USER,
+                   run_id="f1", run_type="flow")
+    add_runs(engine, serialized, ["s1"])
+    runs = {r["dag_run_id"]: (r["run_type"], r["statewright_run_type"])
+            for r in _get(client, RUNS)["dag_runs"]}
+    assert runs == {"f1": ("manual", "flow"), "s1": ("scheduled", "scheduled")}
+    only = _get(client, RUNS, run_type="flow")["dag_runs"]
+    assert [r["dag_run_id"] for r in only] == ["f1"]
+
+
 def test_run_lists_refuse_what_they_cannot_serve(client: TestClient,
                                                  seeded: dict[str, str]) -> None:
     assert client.get("/api/v2/dags/nope/dagRuns").status_code == 404

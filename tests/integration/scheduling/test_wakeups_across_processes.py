@@ -238,6 +238,30 @@ def test_on_sqlite_a_foreign_datagram_of_its_kind_wakes_the_listener(
     assert not path.exists()  # a listener that stops takes its socket away
 
 
+def test_on_sqlite_the_last_listener_to_stop_takes_the_databases_folder_away(
+        tmp_path: Path) -> None:
+    from statewright.db.engine import make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path}/own.db")
+    try:
+        first, _, path = _sqlite_listener(engine, wakeups.SCHEDULER)
+        second, _ = _listening(engine, wakeups.TRIGGERER)
+        first.stop()
+        assert not path.exists() and path.parent.is_dir()  # the other listener's folder
+        second.stop()
+        assert not path.parent.exists()
+        again, calls = _listening(engine, wakeups.SCHEDULER)  # made again when needed
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+                [name] = [p.name for p in path.parent.iterdir()]
+                sock.sendto(b"1:s", str(path.parent / name))
+            assert calls.reach(1)
+        finally:
+            again.stop()
+    finally:
+        engine.dispose()
+
+
 def test_on_sqlite_a_sender_removes_the_socket_of_a_process_that_is_gone(
         sqlite_engine: Engine) -> None:
     listener, calls, path = _sqlite_listener(sqlite_engine, wakeups.SCHEDULER)

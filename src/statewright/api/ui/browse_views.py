@@ -15,7 +15,7 @@ from statewright.core.states import DagRunState, TaskInstanceState
 
 router = APIRouter(include_in_schema=False)
 
-_RUN_TYPES = ["manual", "scheduled", "backfill", "asset_triggered"]
+_RUN_TYPES = ["manual", "scheduled", "backfill", "asset_triggered", "flow"]
 _DATES = [("logical_date_gte", "Logical date from", "datetime"),
           ("logical_date_lte", "to", "datetime")]
 LISTS: dict[str, dict[str, Any]] = {

@@ -68,7 +68,8 @@ def dag_run(r: v1.DagRun, display_name: str | None = None, note: str | None = No
         run_type=kind,
         state=run_state(r.state), triggered_by=by, conf=r.conf, dag_versions=[],
         dag_display_name=display_name or r.dag_id, partition_key=r.partition_key,
-        note=note, statewright_state=r.state, state_name=r.state_name)
+        note=note, statewright_state=r.state, state_name=r.state_name,
+        statewright_run_type=r.run_type)
 
 
 def ti_uuid(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:

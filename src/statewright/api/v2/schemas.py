@@ -157,6 +157,8 @@ class DagRunResponse(BaseModel):
     partition_date: datetime | None = None
     statewright_state: str | None = None
     state_name: str | None = None
+    # The run's own type where ``run_type`` (Airflow's closed set) says "manual": "flow".
+    statewright_run_type: str | None = None
 
 
 class DagRunCollection(BaseModel):

@@ -12,7 +12,8 @@
       { label: "DAG", sort: "dag_id", cell: (r) => c.dag(r.dag_id) },
       { label: "Run", sort: "run_id", cell: (r) => c.run(r.dag_id, r.dag_run_id) },
       { label: "State", sort: "state", cell: (r) => c.state(r) },
-      { label: "Run type", sort: "run_type", cell: (r) => r.run_type },
+      // statewright's own type where Airflow's set has none (a flow's run: "flow")
+      { label: "Run type", sort: "run_type", cell: (r) => r.statewright_run_type || r.run_type },
       { label: "Logical date", sort: "logical_date", cell: (r) => c.time(r.logical_date) },
       { label: "Run after", sort: "run_after", cell: (r) => c.time(r.run_after) },
       { label: "Started", sort: "start_date", cell: (r) => c.time(r.start_date) },
