@@ -30,13 +30,28 @@ PG_ADMIN_URL = os.environ.get(
 )
 
 
+# PostgreSQL: which tables hold rows (one statement), then a DELETE of those only, children
+# first, and every table's id sequence back to 1 (as TRUNCATE … RESTART IDENTITY did). A
+# TRUNCATE of the 43 tables took 130-200 ms (new files for each, written at commit), twice per
+# test of about 900; this takes 3-10 ms.
+_PG_TABLES_WITH_ROWS = text(" UNION ALL ".join(
+    f'SELECT {i} WHERE EXISTS (SELECT 1 FROM "{t.name}")'
+    for i, t in enumerate(metadata.sorted_tables)))
+_PG_RESTART_IDS = text(
+    "SELECT setval(d.objid::regclass, 1, false) FROM pg_depend AS d "
+    "JOIN pg_class AS c ON c.oid = d.objid WHERE c.relkind = 'S' AND d.deptype IN ('a', 'i')")
+
+
 def _truncate(engine: Engine) -> None:
+    tables = metadata.sorted_tables
     with engine.begin() as conn:
         if engine.dialect.name == "postgresql":
-            names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
-            conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+            full = {row[0] for row in conn.execute(_PG_TABLES_WITH_ROWS)}
+            for i in sorted(full, reverse=True):
+                conn.execute(tables[i].delete())
+            conn.execute(_PG_RESTART_IDS)
         else:
-            for t in reversed(metadata.sorted_tables):
+            for t in reversed(tables):
                 conn.execute(t.delete())
 
 
