@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 from cryptography.fernet import MultiFernet
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, select
 from triggerer_helpers import defer, make_run, ti_row
 
 from statewright.crypto import generate_key, load_fernet
 from statewright.db.repositories import transitions_log
-from statewright.db.tables import job, metadata, trigger
+from statewright.db.tables import job, trigger
 from statewright.sdk.triggers import FileTrigger
 from statewright.services.worker import deferral
 
@@ -31,15 +31,8 @@ STATEWRIGHT = str(Path(sys.executable).parent / "statewright")
 
 
 @pytest.fixture
-def pg(postgres_engine: Engine) -> Iterator[Engine]:
-    def truncate() -> None:
-        names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
-        with postgres_engine.begin() as conn:
-            conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-
-    truncate()
-    yield postgres_engine
-    truncate()
+def pg(pg_engine: Engine) -> Engine:
+    return pg_engine  # emptied before and after (conftest)
 
 
 @pytest.fixture
