@@ -108,7 +108,8 @@ class Harness:
         raise AssertionError(f"the scheduler still had work after {times} loops")
 
     def runs(self, dag_id: str, run_type: str | None = None) -> list[Any]:
-        stmt = select(dag_run).where(dag_run.c.dag_id == dag_id).order_by(dag_run.c.logical_date)
+        stmt = select(dag_run).where(dag_run.c.dag_id == dag_id).order_by(dag_run.c.logical_date,
+                                                                          dag_run.c.id)
         if run_type:
             stmt = stmt.where(dag_run.c.run_type == run_type)
         with self.engine.connect() as conn:

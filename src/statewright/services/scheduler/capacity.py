@@ -197,10 +197,13 @@ def _queue_in_critical_section(scheduler: Scheduler, now: datetime, slots: int,
 
 def _mark_queued(scheduler: Scheduler, conn: Any, chosen: list[int], now: datetime
                  ) -> list[int]:
-    """scheduled → queued for this scheduler's executor (compare-and-set); what changed."""
-    return door.set_task_instance_state(
+    """scheduled → queued for this scheduler's executor (compare-and-set); what changed, in
+    the order chosen (priority weight first: the order the executor starts them in), not the
+    order the database returned the rows in."""
+    changed = set(door.set_task_instance_state(
         conn, chosen, frm=TI.SCHEDULED, to=TI.QUEUED, actor=ACTOR, now=now,
-        values={"executor": getattr(scheduler.executor, "identity", None)}).changed
+        values={"executor": getattr(scheduler.executor, "identity", None)}).changed)
+    return [pk for pk in chosen if pk in changed]
 
 
 def _choose(scheduler: Scheduler, conn: Any, slots: int,

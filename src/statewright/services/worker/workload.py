@@ -84,6 +84,10 @@ def start_tries(
             and fences.get(r.id, r.try_number) == r.try_number]
     if not rows:
         return []
+    # In the order asked (the scheduler's: priority weight first), not the database's order
+    # of the rows: ``dag.test()`` runs a group's tries one after another in this order.
+    asked = {pk: i for i, pk in enumerate(ti_ids)}
+    rows.sort(key=lambda r: asked[r.id])
     by_pk = {r.id: r for r in rows}
     fresh = [r.id for r in rows if not _continues_try(r)]
     resuming = [r.id for r in rows if _continues_try(r)]
