@@ -168,13 +168,13 @@ def _bind(folder: Path, path: Path) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     try:
         for attempt in range(3):
-            for d in (folder.parent, folder):
-                d.mkdir(mode=0o700, exist_ok=True)
-            for d in (folder.parent, folder):  # another user's folder is not ours to listen in
-                st = d.stat()
-                if st.st_uid != os.getuid() or st.st_mode & 0o077:
-                    raise PermissionError(f"{d} is not private to this user")
             try:
+                for d in (folder.parent, folder):
+                    d.mkdir(mode=0o700, exist_ok=True)
+                for d in (folder.parent, folder):  # another user's folder is not ours
+                    st = d.stat()
+                    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+                        raise PermissionError(f"{d} is not private to this user")
                 sock.bind(str(path))
                 break
             except FileNotFoundError:  # the last listener of another process took it away
