@@ -36,7 +36,7 @@ PG_ADMIN_URL = os.environ.get(
 # without ORDER BY expect), and every table's id sequence starts again at 1. On SQLite the
 # tables that hold rows are deleted from, children first (rowids start again at 1 by
 # themselves). A TRUNCATE of all 43 tables took 130-200 ms on PostgreSQL, twice per test of
-# about 900; this takes 70-80 ms after a test and 3-7 ms before the next (SQLite: 0.1 ms where
+# about 900; this takes 70-130 ms after a test and 4-7 ms before the next (SQLite: 0.1 ms where
 # 43 DELETEs took 1.2).
 _PG_TABLES_WRITTEN = text(
     "SELECT c.relname FROM pg_class AS c WHERE c.relkind = 'r' AND pg_table_is_visible(c.oid) "
