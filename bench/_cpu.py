@@ -21,7 +21,8 @@ the CPU a task instance costs does much less. ``CpuMeter`` measures, between ``_
   every ended backend; on a server nothing else uses, the difference is the server's own
   background work (WAL writer, checkpointer, autovacuum), on a shared one it is others' work.
 
-The split per role (``cpu_s_by_role``: bench, scheduler, tasks, triggerer, postgresql, …) comes
+The split per role (``cpu_s_by_role``: bench, scheduler, supervisor, tasks, triggerer,
+postgresql, …; a process's own name, ``COMM_ROLES``, before its command line) comes
 from a thread sampling the process tree every ``interval`` seconds; each process counts its own
 CPU at its last sample, so a process that lived less than one interval goes to ``unsampled``
 (``cpu_s`` itself does not depend on the sampling). Linux only (``/proc``).
@@ -53,6 +54,9 @@ DEFAULT_ROLES: tuple[tuple[str, str], ...] = (
     ("scheduler", "scheduler"),
     ("dag-processor", "dag_processor"),
 )
+# A process's own name (``comm``; the worker's processes name themselves) → role: a local
+# executor's supervisor and its task processes share the fork server's command line.
+COMM_ROLES = {"sw-supervisor": "supervisor", "sw-task": "tasks"}
 _HOST: dict[str, Any] = {}
 
 
@@ -251,7 +255,7 @@ class CpuMeter:
         procs = _all_procs()
         tree = _descendants(procs, os.getpid())
         for pid in tree:
-            role = self._roles_of.get(pid)
+            role = COMM_ROLES.get(procs[pid].comm) or self._roles_of.get(pid)
             if role is None:
                 role = self._role(pid, procs[pid].ppid)
                 self._roles_of[pid] = role

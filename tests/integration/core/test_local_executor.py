@@ -209,6 +209,22 @@ def _task_pids(engine: Engine, run_id: str) -> list[int]:
         return [ti_repo.get_by_key(conn, run.id, t).pid for t in ("ok", "uses")]
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/comm"), reason="process names: Linux")
+def test_the_supervisor_and_its_task_processes_say_what_they_are(
+        running: dict[str, Any]) -> None:
+    """They share the fork server's command line; their names (what top and ps show) tell a
+    supervisor from a task process."""
+    import psutil
+
+    engine, executor = running["engine"], running["executor"]
+    assert psutil.Process(executor.supervisor_pid).name() == "sw-supervisor"
+    with transaction(engine) as conn:
+        _, run_id = trigger_dag(conn, "outcomes", now=utcnow(), actor=Actor.USER)
+    pids = [p for p in _task_pids(engine, run_id) if psutil.pid_exists(p)]
+    assert pids  # the processes that ran them stay for the next tries (warm, idle)
+    assert {psutil.Process(p).name() for p in pids} == {"sw-task"}
+
+
 def test_task_processes_come_from_the_supervisors_fork_server(running: dict[str, Any]) -> None:
     """One fork server per tree: the supervisor (forked by the fork server) forks its task
     processes from that same server instead of starting a second interpreter; if that server is

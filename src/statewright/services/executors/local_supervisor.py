@@ -41,6 +41,7 @@ from statewright.db import wakeups
 from statewright.db.engine import make_engine
 from statewright.services.worker import deferral
 from statewright.services.worker.lifeline import watch_lifeline
+from statewright.services.worker.process_name import SUPERVISOR, set_process_name
 from statewright.services.worker.process_pool import Done, TaskProcessPool
 
 log = logging.getLogger("statewright.executor.local")
@@ -107,6 +108,7 @@ class _Relay:
 
 def supervisor_main(conn: Any, lifeline: Any, config: SupervisorConfig) -> None:
     """The entry point of the supervisor process."""
+    set_process_name(SUPERVISOR)
     # Ctrl-C in a terminal reaches the whole process group: the scheduler's process stops this
     # one in order (``None`` on the pipe), after the scheduler.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

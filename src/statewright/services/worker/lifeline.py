@@ -29,7 +29,10 @@ def task_process_main(conn: Any, lifeline: Any,
         os.environ.clear()
         os.environ.update(environment)
 
+    from statewright.services.worker.process_name import TASK, set_process_name
     from statewright.services.worker.task_runner import child_main
+
+    set_process_name(TASK)
 
     # What the fork server preloaded stays shared with it: a collection that walks those
     # objects would write to their pages and copy each one into this process.
