@@ -192,15 +192,9 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
             idle = _idle_rates(procs, args.idle_seconds)
             fan: dict[str, Any] = {}
             for n in args.sizes:
-                before = _own_cpu(procs)
-                with CpuMeter(args.database_url, ROLES) as cpu:
-                    state, elapsed = _trigger_and_wait(engine, f"fanout_{n}", "fan",
-                                                       args.timeout)
-                fan[str(n)] = {"state": state, "seconds": round(elapsed, 3),
-                               "tis_per_second": round(n / elapsed, 1),
-                               **cpu.figures(per=n, unit="ti"),
-                               **_by_scheduler(engine, f"fanout_{n}", procs, before, idle,
-                                               elapsed)}
+                runs = [_fan_out(args, engine, procs, idle, n, f"fan{i}" if i else "fan")
+                        for i in range(args.repeat)]
+                fan[str(n)] = _median_run(runs)
             out["fanout"] = fan
             if len(args.sizes) > 1:
                 first, last = fan[str(args.sizes[0])], fan[str(args.sizes[-1])]
@@ -219,6 +213,29 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
                     p.kill()
             engine.dispose()
     return out
+
+
+def _fan_out(args: argparse.Namespace, engine: Any, procs: list[Any], idle: dict[int, float],
+             n: int, run_id: str) -> dict[str, Any]:
+    before = _own_cpu(procs)
+    with CpuMeter(args.database_url, ROLES) as cpu:
+        state, elapsed = _trigger_and_wait(engine, f"fanout_{n}", run_id, args.timeout)
+    return {"state": state, "seconds": round(elapsed, 3),
+            "tis_per_second": round(n / elapsed, 1), **cpu.figures(per=n, unit="ti"),
+            **_by_scheduler(engine, f"fanout_{n}", procs, before, idle, elapsed, run_id)}
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run's figures as they were; of several (``--repeat``), the run of the median CPU
+    per task instance, with every run's CPU per task instance and wall rate beside it."""
+    if len(runs) == 1:
+        return runs[0]
+    ordered = sorted(runs, key=lambda r: r["cpu_ms_per_ti"])
+    cpu = [r["cpu_ms_per_ti"] for r in runs]
+    return {**ordered[(len(ordered) - 1) // 2], "repeats": len(runs),
+            "cpu_ms_per_ti_runs": cpu, "cpu_ms_per_ti_median": round(statistics.median(cpu), 3),
+            "tis_per_second_runs": [r["tis_per_second"] for r in runs],
+            "states": [r["state"] for r in runs]}
 
 
 def _own_cpu(procs: list[Any]) -> dict[int, float]:
@@ -244,15 +261,16 @@ def _idle_rates(procs: list[Any], seconds: float) -> dict[int, float]:
 
 
 def _by_scheduler(engine: Any, dag_id: str, procs: list[Any], before: dict[int, float],
-                  idle: dict[int, float], elapsed: float) -> dict[str, Any]:
+                  idle: dict[int, float], elapsed: float, run_id: str = "fan"
+                  ) -> dict[str, Any]:
     """Per scheduler: the fan-out's task instances it queued and its CPU over the fan-out
     (``less_idle``: less its idle rate times the fan-out's wall time, the CPU of the work);
     and how many task instances the history shows scheduled or queued more than once."""
     after = _own_cpu(procs)
     with engine.connect() as conn:
-        run = run_repo.get_by_run_id(conn, dag_id, "fan")
+        run = run_repo.get_by_run_id(conn, dag_id, run_id)
         queued = Counter(t.executor for t in ti_repo.by_run(conn, run.id))
-        history = transitions_log.for_run(conn, dag_id, "fan")
+        history = transitions_log.for_run(conn, dag_id, run_id)
     moves = Counter((h.task_id, h.map_index, h.to_state) for h in history
                     if h.entity == "task_instance" and h.to_state in ("scheduled", "queued"))
     by = [{"pid": p.pid, "queued": sum(k for e, k in queued.items()
@@ -324,7 +342,12 @@ def main() -> None:
     p.add_argument("--compare-schedulers", action="store_true",
                    help="run with 1 scheduler, then with --schedulers (default 2); add the ratio")
     p.add_argument("--timeout", type=float, default=1800.0)
+    p.add_argument("--repeat", type=int, default=1,
+                   help="run each fan-out this many times (new runs of the same DAG, the same "
+                   "processes): the median run's figures, every run's CPU per task instance "
+                   "beside them (one run's figure moves 10-20%% on a shared host)")
     args = p.parse_args()
+    args.repeat = max(1, args.repeat)
     if args.fanout:
         args.sizes = [args.fanout]
     host_speed()  # the host's speed, before any work

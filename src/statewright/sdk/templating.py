@@ -15,7 +15,6 @@ native types) instead of strings.
 from __future__ import annotations
 
 import copy
-import json
 import math
 import os
 import shlex
@@ -373,9 +372,9 @@ def _plain(value: Any) -> Any:
 
 def rendered_for_storage(value: Any) -> Any:
     """``value`` as plain JSON data (other objects as their text), through the redaction."""
-    plain = redact_rendered(_plain(value))
-    json.dumps(plain)  # always succeeds: everything above is plain data
-    return plain
+    if value is None:  # a field left unset (most of an operator's): once per field per try
+        return None
+    return redact_rendered(_plain(value))
 
 
 # -- parse-time checks --------------------------------------------------------------------------

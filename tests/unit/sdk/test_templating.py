@@ -236,6 +236,23 @@ def test_values_are_stored_as_plain_data() -> None:
                                                                      "b": [1, 2]}
     long = rendered_for_storage("x" * (MAX_RENDERED_CHARS + 10))
     assert long.startswith("Truncated (4106 characters") and len(long) < 4200
+    assert rendered_for_storage(None) is None
+
+
+def test_what_is_stored_is_always_json() -> None:
+    """The stored form is JSON a PostgreSQL json column takes, whatever the field held."""
+    import enum
+    import json
+    from decimal import Decimal
+
+    class Color(enum.IntEnum):
+        RED = 1
+
+    odd = {"nan": float("nan"), "inf": [float("-inf")], 3: {frozenset({1}), b"raw"},
+           "enum": Color.RED, "dec": Decimal("1.5"), ("t", 1): None, "nested": [[{"k": ()}]]}
+    stored = rendered_for_storage(odd)
+    assert json.loads(json.dumps(stored, allow_nan=False)) == stored
+    assert stored["nan"] == "nan" and stored["dec"] == "1.5" and stored["3"] == ["b'raw'", [1]]
 
 
 def test_render_template_fields_is_airflows_method() -> None:

@@ -27,6 +27,21 @@ def test_log_path_is_airflows_layout(tmp_path: Path) -> None:
     assert log_path_for(None, "d", "r", "t", 1) is None
 
 
+def test_each_try_finds_or_makes_its_log_folder(tmp_path: Path) -> None:
+    """A first try makes the whole path; a new task of a run already logging makes one folder;
+    a next try of the same task instance (the folder there) appends beside it."""
+    log = logging.getLogger("statewright.task")
+    for task_id, attempt in (("a", 1), ("b", 1), ("b", 2)):
+        path = log_path_for(tmp_path / "logs", "d", "r", task_id, attempt)
+        assert path is not None
+        with task_log(path):
+            log.info("try %s of %s", attempt, task_id)
+        assert f"try {attempt} of {task_id}" in Path(path).read_text()
+    assert sorted(p.name for p in (tmp_path / "logs" / "dag_id=d" / "run_id=r").iterdir()) == [
+        "task_id=a", "task_id=b"]
+    assert len(list((tmp_path / "logs" / "dag_id=d" / "run_id=r" / "task_id=b").iterdir())) == 2
+
+
 @pytest.mark.parametrize("level", [logging.WARNING, logging.INFO, logging.DEBUG])
 def test_task_log_writes_info_and_puts_the_level_back(tmp_path: Path, level: int) -> None:
     root = logging.getLogger()

@@ -316,6 +316,10 @@ class TaskProcessPool(PoolLiveness):
         """Let idle processes go: those that ran ``max_tries_per_process`` tries or grew too
         much, and those idle for ``idle_seconds`` beyond the ``warm_processes`` kept; a kept one
         that ran tries and stayed idle that long is exchanged for a fresh fork."""
+        if self.max_memory_growth is not None:
+            for c in self._children:
+                if c.idle:
+                    c.memory.refresh(c.process.pid, now_mono)
         with self._guard:
             worn = [c for c in self._children if c.idle and (
                 c.memory.grown_past(self.max_memory_growth) or (
@@ -422,7 +426,7 @@ class TaskProcessPool(PoolLiveness):
 
     def _release(self, c: Child) -> None:
         if self.max_memory_growth is not None:
-            c.memory.after_try(c.process.pid)
+            c.memory.after_try(c.process.pid, time.monotonic())
         with self._guard:
             c.workload, c.on_done, c.deadline, c.kill_reason = None, None, None, None
             c.idle_since = time.monotonic()

@@ -70,13 +70,24 @@ class _Tee(io.TextIOBase):
             st.flush()
 
 
+def _make_folder(path: str) -> None:
+    """The try's log folder: one ``mkdir`` where its parent is there (a new task instance of a
+    run already logging), the whole path otherwise."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        os.makedirs(path, exist_ok=True)
+
+
 @contextlib.contextmanager
 def task_log(path: str | None, echo: bool = False) -> Iterator[None]:
     """Send the task's logging, stdout and stderr to its per-try log file."""
     if not path:
         yield
         return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    _make_folder(os.path.dirname(path))
     with open(path, "a", encoding="utf-8") as raw:
         fh = masking.RedactingStream(raw)  # secrets are masked before they reach the file
         handler = logging.StreamHandler(fh)
