@@ -200,6 +200,12 @@ def run_workload(args: argparse.Namespace, schedulers: int) -> dict[str, Any]:
                 first, last = fan[str(args.sizes[0])], fan[str(args.sizes[-1])]
                 out["ratio_last_to_first"] = round(
                     last["tis_per_second"] / first["tis_per_second"], 3)
+                # Linearity: CPU per task instance of the largest over the smallest. A host
+                # runs a short burst faster than a sustained load: give the largest size first
+                # (``--sizes 100000,1000``) to measure both in the same state.
+                big, small = str(max(args.sizes)), str(min(args.sizes))
+                out["cpu_ratio_largest_to_smallest"] = round(
+                    fan[big]["cpu_ms_per_ti"] / fan[small]["cpu_ms_per_ti"], 3)
             if args.chain > 1:
                 with CpuMeter(args.database_url, ROLES) as cpu:
                     out.update(_chain(engine, args.chain, args.timeout))
