@@ -123,7 +123,8 @@ def apply_results(
         target, name, message, next_retry = _target(r, views, hashes, conn, now)
         groups[(target, name, message, next_retry)].append((r.ti_id, r.try_number))
     for (target, name, message, next_retry), pairs in groups.items():
-        values = {"next_retry_at": next_retry} if next_retry is not None else {}
+        values: dict[str, Any] = ({"next_retry_at": next_retry} if next_retry is not None
+                                  else {})
         # The try ends: a retry starts afresh (not from a resume method or a reschedule).
         values.update(next_method=None, next_kwargs=None, trigger_timeout=None,
                       first_poke_at=None, poke_count=0, reschedule_date=None)
