@@ -424,8 +424,8 @@ class TaskProcessPool(PoolLiveness):
             c.process.kill()
             c.process.join(1.0)
 
-    def _release(self, c: Child) -> None:
-        if self.max_memory_growth is not None:
+    def _release(self, c: Child, *, tried: bool = True) -> None:
+        if tried and self.max_memory_growth is not None:
             c.memory.after_try(c.process.pid, time.monotonic())
         with self._guard:
             c.workload, c.on_done, c.deadline, c.kill_reason = None, None, None, None
@@ -437,8 +437,8 @@ class TaskProcessPool(PoolLiveness):
             fresh = self._spawn()
             c.process, c.conn, c.lifeline = fresh.process, fresh.conn, fresh.lifeline
             c.tries = 0
-            self._release(c)
             c.memory = MemoryWatch()  # the fresh process's baseline comes after its first try
+            self._release(c, tried=False)
 
     def _apply_and_dispatch(self, results: list[tuple[TryResult, OnDone | None]]) -> None:
         """Start the next tries and send them to the idle processes, then apply the finished

@@ -184,17 +184,11 @@ def _die_with_parent() -> None:
     dies. SIGTERM, not SIGKILL: a SIGTERM to the whole process group (a graceful stop) also ends
     the fork server, and the try must still get its chance to stop and report Interrupted.
     A supervisor killed outright is covered by the lifeline, which kills the process."""
-    if sys.platform != "linux":
-        return
-    try:
-        import ctypes
-        import signal
+    import signal
 
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-    except OSError:
-        pass
+    from statewright.services.worker.process_name import signal_on_parent_death
+
+    signal_on_parent_death(signal.SIGTERM)
 
 
 def _asker(conn: Any) -> Callable[[Any], Any]:
