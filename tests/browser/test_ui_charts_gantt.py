@@ -87,13 +87,15 @@ def test_hovering_a_bar_names_it(watched: Any, ui_server: UiServer, gantt_run: s
     page = watched
     page.goto(f"{ui_server.url}/dags/gantt_timed/runs/{quote(gantt_run, safe='')}")
     page.locator("#run-gantt canvas").wait_for()
+    # where the long bar's middle is, in the chart's plotting area (u.over): the hover is placed
+    # against that element when it happens, so the page's later sections moving it lose nothing
     point = page.evaluate("""() => { const u = window.statewrightGantt.chart();
-      const l = window.statewrightGantt.lanes()[1]; const r = u.over.getBoundingClientRect();
-      return { x: r.left + u.valToPos((l.start + l.end) / 2, 'x'), y: r.top + u.valToPos(0, 'y') };
-    }""")
-    page.mouse.move(point["x"], point["y"])
-    # the chart names the bar from its cursor hook, after the move's event: wait for it
-    expect(page.locator("#run-gantt .u-over")).to_have_attribute(
+      const l = window.statewrightGantt.lanes()[1];
+      return { x: u.valToPos((l.start + l.end) / 2, 'x'), y: u.valToPos(0, 'y') }; }""")
+    over = page.locator("#run-gantt .u-over")
+    over.hover(position=point)
+    # the chart names the bar in its mousemove handler, after the move's event: wait for it
+    expect(over).to_have_attribute(
         "title", re.compile(r"^long · success · try 1.*ran 4\.00 s"), timeout=60_000)
 
 

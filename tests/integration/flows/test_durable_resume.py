@@ -30,6 +30,8 @@ from statewright.flows import flow, task
 def step(n: int, offset: int) -> int:
     with open(os.environ["EFFECTS"], "a") as out:
         out.write(f"{{n}}\\n")
+    if n == int(os.environ.get("HOLD", "-1")):
+        time.sleep(600)  # the call the process is killed in
     time.sleep({pause})
     return n + offset
 
@@ -79,12 +81,15 @@ def _tis(engine: Engine, run_pk: int) -> dict[str, tuple[str, str, int]]:
             select(task_instance).where(task_instance.c.dag_run_id == run_pk))}
 
 
-def _crash_midway(engine: Engine, tmp_path: Path, *, retries: str = "", after: int = 40
-                  ) -> object:
+def _crash_midway(engine: Engine, tmp_path: Path, *, retries: str = "", after: int = 40,
+                  hold: bool = False) -> object:
+    """Kills the flow's process once ``after`` calls have begun; with ``hold``, the last of them
+    waits to be killed, so the kill lands in a call and not between two."""
     script = tmp_path / "hundred.py"
     script.write_text(FLOW.format(pause="0.02", retries=retries))
+    extra = {"HOLD": str(after - 1)} if hold else {}
     proc = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path,
-                            env=_env(engine, tmp_path), stdout=subprocess.PIPE,
+                            env=_env(engine, tmp_path, **extra), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     try:
         _wait(lambda: len(_effects(tmp_path)) >= after, f"{after} calls")
@@ -96,13 +101,14 @@ def _crash_midway(engine: Engine, tmp_path: Path, *, retries: str = "", after: i
 
 def test_a_killed_durable_run_resumes_and_no_completed_call_runs_twice(
         engine: Engine, tmp_path: Path) -> None:
-    _crash_midway(engine, tmp_path)
+    _crash_midway(engine, tmp_path, hold=True)
     _wait(lambda: _run_row(engine).state_name == "Crashed", "the run to end Crashed")
     run = _run_row(engine)
     before = _tis(engine, run.id)
     done_before = {t for t, (state, _, _) in before.items() if state == "success"}
     crashed = {t for t, (_, name, _) in before.items() if name == "Crashed"}
-    assert 30 <= len(done_before) < 100 and len(crashed) == 1, before
+    assert done_before == {f"step-{n}" for n in range(39)}, before
+    assert crashed == {"step-39"}, before
 
     resumed = subprocess.run([STATEWRIGHT, "flows", "resume", run.run_id], cwd=tmp_path,
                              env=_env(engine, tmp_path), capture_output=True, text=True,
