@@ -105,3 +105,23 @@ def test_the_dag_pages_task_panel_shows_and_writes_the_note(watched: Any,
     assert _history(ui_server, f"/dags/orders/dagRuns/{run}/taskInstances/publish") == [
         ("Skipped: upstream failed.", "admin")]
     expect(page.locator("#panel .panel-notes")).to_have_count(1)
+
+
+def test_the_run_page_does_not_move_when_its_note_comes(watched: Any,
+                                                        ui_server: UiServer) -> None:
+    """The note's box is drawn at once, at an empty note's height: what is below it (the task
+    instances, the charts) stays where it was when the note's history arrives."""
+    page = watched
+    held: list[Any] = []
+    page.route("**/noteHistory", lambda route: held.append(route))
+    run = quote(ui_server.failed_run_id, safe="")
+    page.goto(f"{ui_server.url}/dags/orders/runs/{run}")
+    page.locator("#run-gantt canvas").wait_for()
+    page.wait_for_function("() => document.querySelector('#notes').children.length > 0")
+    top = "() => document.querySelector('#tis').getBoundingClientRect().top"
+    before = page.evaluate(top)
+    assert len(held) == 1  # the note is not there yet
+    expect(page.locator("#notes .note-edit")).to_have_count(0)
+    held[0].continue_()
+    expect(page.locator("#notes .note-edit")).to_have_text("Add a note")
+    assert page.evaluate(top) == before

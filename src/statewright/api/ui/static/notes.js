@@ -29,11 +29,14 @@ window.statewrightNotes = (() => {
 
   /** Draws and keeps the note of `target` in `box`; answers its controls. */
   function noteBox(box, target) {
-    const state = { history: [], editing: false };
+    // Drawn at once, before its history is read, at the height an empty note takes: what is
+    // below the box does not move when the note comes (a pointer on it stays where it was).
+    const state = { history: [], editing: false, loading: true };
     const current = () => (state.history.length ? state.history[state.history.length - 1] : null);
     const who = (n) => `${n.username || "someone"}, ${fmtTime(n.created_at)}`;
 
     function shown() {
+      if (state.loading) return el("p", { class: "muted note-empty note-text", text: "…" });
       const note = current();
       if (!note || !note.content) {
         return el("p", { class: "muted note-empty note-text",
@@ -76,7 +79,10 @@ window.statewrightNotes = (() => {
 
     function draw() {
       const head = el("h2", {}, "Note");
-      if (canWrite() && !state.editing) {
+      if (canWrite() && state.loading) {  // holds the button's place until it can say what it does
+        head.append(" ", el("button", { class: "btn small note-placeholder", type: "button",
+          disabled: true, "aria-hidden": "true", text: "Add a note" }));
+      } else if (canWrite() && !state.editing) {
         head.append(" ", el("button", { class: "btn small note-edit", type: "button",
           text: current() && current().content ? "Edit" : "Add a note",
           onclick: () => { state.editing = true; draw(); } }));
@@ -88,6 +94,7 @@ window.statewrightNotes = (() => {
       try {
         const body = await api(target.history);
         state.history = body.notes;
+        state.loading = false;
       } catch (e) {
         box.replaceChildren(el("h2", {}, "Note"), el("p", { class: "muted", text: e.message }));
         return;
@@ -116,6 +123,7 @@ window.statewrightNotes = (() => {
       await load();
     }
 
+    draw();
     load();
     return { history: () => state.history, reload: load };
   }
