@@ -13,7 +13,7 @@ import httpx
 import pytest
 from page_watch import watching
 from playwright.sync_api import expect
-from ui_harness import UiServer, add_user, sign_in
+from ui_harness import UiServer, add_user, orders_dag, sign_in
 
 
 @pytest.fixture
@@ -110,11 +110,13 @@ def test_the_dag_pages_task_panel_shows_and_writes_the_note(watched: Any,
 def test_the_run_page_does_not_move_when_its_note_comes(watched: Any,
                                                         ui_server: UiServer) -> None:
     """The note's box is drawn at once, at an empty note's height: what is below it (the task
-    instances, the charts) stays where it was when the note's history arrives."""
+    instances, the charts) stays where it was when the (empty) note's history arrives."""
     page = watched
+    fresh = orders_dag(fail=False).test(engine=ui_server.engine,
+                                        logs_folder=ui_server.logs_folder)  # never noted
     held: list[Any] = []
     page.route("**/noteHistory", lambda route: held.append(route))
-    run = quote(ui_server.failed_run_id, safe="")
+    run = quote(str(fresh.run_id), safe="")
     page.goto(f"{ui_server.url}/dags/orders/runs/{run}")
     page.locator("#run-gantt canvas").wait_for()
     page.wait_for_function("() => document.querySelector('#notes').children.length > 0")
