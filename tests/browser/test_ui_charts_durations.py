@@ -143,3 +143,16 @@ def test_a_bar_opens_its_run_and_the_tab_survives_a_reload(
 def _artifact(name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS / name
+
+
+def test_the_chart_follows_the_window_when_it_narrows(
+        watched: Any, ui_server: UiServer, charted_runs: list[str]) -> None:
+    page = watched
+    _open_durations(page, ui_server)
+    fits = """() => { const box = document.querySelector('#durations-chart');
+      const chart = box.querySelector('.uplot').getBoundingClientRect().width;
+      return Math.abs(chart - box.clientWidth) <= 1; }"""
+    assert page.evaluate(fits)
+    page.set_viewport_size({"width": 1000, "height": 900})
+    page.wait_for_function(fits)
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")

@@ -129,3 +129,27 @@ def test_a_run_before_any_start_says_so_on_both_charts(
     page.goto(f"{ui_server.url}/dags/gantt_waiting#durations")
     page.locator("#durations-chart canvas").wait_for()  # a bar-less chart of the queued run
     assert page.locator("#durations-summary").text_content() == ""
+
+
+FITS_JS = """() => { const box = document.querySelector('#run-gantt');
+  const chart = box.querySelector('.uplot').getBoundingClientRect().width;
+  return Math.abs(chart - box.clientWidth) <= 1; }"""
+
+
+def test_the_gantt_follows_its_box_when_the_task_panel_opens(
+        watched: Any, ui_server: UiServer, gantt_run: str) -> None:
+    """The chart is drawn at its box's width in pixels; the task panel opening beside the run's
+    sections narrows the box, and the chart is drawn again at the new width (it overflowed
+    under the panel before), its bars still in proportion."""
+    page = watched
+    page.goto(f"{ui_server.url}/dags/gantt_timed/runs/{quote(gantt_run, safe='')}")
+    page.locator("#run-gantt canvas").wait_for()
+    assert page.evaluate(FITS_JS)
+    wide = page.evaluate("() => document.querySelector('#run-gantt').clientWidth")
+    page.locator("#tis tbody tr").first.click()
+    page.locator("#panel").wait_for(state="visible")
+    page.wait_for_function(FITS_JS)
+    assert page.evaluate("() => document.querySelector('#run-gantt').clientWidth") < wide - 200
+    short, long = page.evaluate(LANE_JS, 0), page.evaluate(LANE_JS, 1)
+    assert long["count"] == pytest.approx(2 * short["count"], rel=0.05)
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")

@@ -176,6 +176,23 @@ function liveRefresh(query, ...pollers) {
   });
 }
 
+/** Calls `fn(width)` when `box`'s width changes (the window resized, a panel opened or closed
+    beside it), at most once a frame: a chart drawn at a width in pixels follows its box. */
+function onWidthChange(box, fn) {
+  let width = box.clientWidth;
+  let frame = null;
+  new ResizeObserver(() => {
+    if (frame !== null) return;
+    frame = requestAnimationFrame(() => {
+      frame = null;
+      if (box.clientWidth !== width) {
+        width = box.clientWidth;
+        fn(width);
+      }
+    });
+  }).observe(box);
+}
+
 const runUrl = (dagId, runId) => `/dags/${enc(dagId)}/runs/${enc(runId)}`;
 const tiPath = (dagId, runId, taskId, mapIndex = -1) =>
   `/dags/${enc(dagId)}/dagRuns/${enc(runId)}/taskInstances/${enc(taskId)}` +

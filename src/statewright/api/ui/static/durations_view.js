@@ -169,10 +169,10 @@ window.statewrightDurations = (() => {
   if (detailsButton) detailsButton.addEventListener("click", () => { if (!wrap.hidden) show(false); });
   runsSelect.addEventListener("change", load);
   taskSelect.addEventListener("change", () => { state.task = taskSelect.value; draw(); });
-  let resizing = null;
-  window.addEventListener("resize", () => {
-    clearTimeout(resizing);
-    resizing = setTimeout(draw, 100);
+  onWidthChange(box, (width) => {
+    if (state.chart && width > 0) {
+      state.chart.setSize({ width: Math.max(320, width), height: state.chart.height });
+    }
   });
   window.addEventListener("hashchange", () => { if (location.hash === "#durations") show(true); });
   if (location.hash === "#durations") show(true);

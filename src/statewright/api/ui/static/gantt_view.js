@@ -122,7 +122,8 @@ window.statewrightGantt = (() => {
 
   draw();
   if (UNFINISHED_RUN.has(state.run.state)) setTimeout(refresh, LIVE_MS);
-  let resizing = null;
-  window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(draw, 100); });
+  onWidthChange(box, (width) => {
+    if (state.chart) state.chart.setSize({ width: Math.max(320, width), height: state.chart.height });
+  });
   return { chart: () => state.chart, lanes: () => state.lanes };
 })();
