@@ -153,3 +153,24 @@ def test_the_gantt_follows_its_box_when_the_task_panel_opens(
     short, long = page.evaluate(LANE_JS, 0), page.evaluate(LANE_JS, 1)
     assert long["count"] == pytest.approx(2 * short["count"], rel=0.05)
     assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+
+
+def test_a_run_of_milliseconds_fills_the_chart(watched: Any, ui_server: UiServer) -> None:
+    """The time axis spans the run's lanes, however short: a task that runs 50 ms runs across
+    the plot (not a sliver at its left, as under the one-second minimum the axis had)."""
+    from statewright.sdk import DAG, PythonOperator
+
+    clock = ManualClock()
+    with DAG("gantt_quick", schedule=None) as dag:
+        PythonOperator(task_id="quick", python_callable=lambda: clock.advance(0.05))
+    result = dag.test(engine=ui_server.engine, clock=clock, sleep=clock.advance,
+                      run_id="gantt_50ms")
+    page = watched
+    page.goto(f"{ui_server.url}/dags/gantt_quick/runs/{quote(str(result.run_id), safe='')}")
+    page.locator("#run-gantt canvas").wait_for()
+    share = page.evaluate("""() => { const u = window.statewrightGantt.chart();
+      const [l] = window.statewrightGantt.lanes();
+      const span = u.valToPos(l.end, 'x') - u.valToPos(l.queued ?? l.start, 'x');
+      return { span: span / u.over.clientWidth, ran: l.end - l.start }; }""")
+    assert share["ran"] == pytest.approx(0.05, abs=0.001)
+    assert share["span"] > 0.9

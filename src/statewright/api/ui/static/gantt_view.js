@@ -62,7 +62,7 @@ window.statewrightGantt = (() => {
     const n = state.lanes.length;
     const times = state.lanes.flatMap((l) => [l.queued ?? l.start, l.end]);
     const t0 = Math.min(...times);
-    const t1 = Math.max(t0 + 1, ...times);
+    const t1 = Math.max(t0 + 0.001, ...times);  // a run of milliseconds fills the chart too
     const longest = Math.max(...state.lanes.map((l) => l.label.length));
     const grid = { stroke: getComputedStyle(document.documentElement)
       .getPropertyValue("--line").trim() || "#d0d7de", width: 1 };
