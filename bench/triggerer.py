@@ -10,7 +10,8 @@
    process, the local executor's supervisor a process of its own; SQLite): the defer → resume
    overhead per task, median =
    (running → deferred written - defer() called) + (resumed try started - trigger moment);
-   defer() is called 1 s before the trigger's moment (a TimeDeltaTrigger of 1 s).
+   defer() is called 1 s before the trigger's moment (a TimeDeltaTrigger of 1 s). A first run of
+   the same DAG warms the processes; the second is measured.
 
 Usage: python bench/triggerer.py [--sizes 1000,10000,50000] [--tasks 200] [--no-fire]
        python bench/triggerer.py --one 100000 [--no-fire]   (one size, printed alone)
@@ -286,16 +287,22 @@ def defer_resume(n_tasks: int) -> dict[str, Any]:
                threading.Thread(target=triggerer.run_forever, args=(stop,))]
     for t in threads:
         t.start()
+    def run_to_end() -> tuple[int, str]:
+        with transaction(engine) as conn:
+            run_pk, _ = trigger_dag(conn, "bench_defer", now=utcnow(), actor=Actor.USER)
+        while True:
+            with engine.connect() as conn:
+                state = run_repo.get(conn, run_pk).state
+            if state in ("success", "failed"):
+                return run_pk, state
+            time.sleep(0.05)
+
+    # A first run warms the processes (each compiles its statements once, the task processes
+    # import the DAG file): the measured run is what a deployment that has run before pays.
+    run_to_end()
     meter = CpuMeter(host=False).__enter__()
-    with transaction(engine) as conn:
-        run_pk, _ = trigger_dag(conn, "bench_defer", now=utcnow(), actor=Actor.USER)
     started = time.perf_counter()
-    while True:
-        with engine.connect() as conn:
-            state = run_repo.get(conn, run_pk).state
-        if state in ("success", "failed"):
-            break
-        time.sleep(0.05)
+    run_pk, state = run_to_end()
     wall = time.perf_counter() - started
     meter.__exit__(None, None, None)
     stop.set()
