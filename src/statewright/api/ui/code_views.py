@@ -8,9 +8,6 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
 
 from statewright.api import reads, version_reads
 from statewright.api.deps import reading
@@ -20,7 +17,12 @@ router = APIRouter(include_in_schema=False)
 
 
 def highlighted(source: str) -> Markup:
-    """The source as HTML: Pygments escapes every token (``<``, ``&``, quotes)."""
+    """The source as HTML: Pygments escapes every token (``<``, ``&``, quotes). Pygments (2
+    MiB) is loaded by the first code page shown, not by the API's process at start."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
     return Markup(highlight(source, PythonLexer(), HtmlFormatter(linenos="table")))
 
 

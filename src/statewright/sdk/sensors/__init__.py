@@ -8,11 +8,12 @@ Exports ``BaseSensor`` and ``PokeReturnValue``, and the built-ins ``BashSensor``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from statewright.sdk.sensors.base import BaseSensor, PokeReturnValue
 from statewright.sdk.sensors.bash import BashSensor
 from statewright.sdk.sensors.external_task import ExternalTaskSensor, ExternalTaskTrigger
 from statewright.sdk.sensors.filesystem import FileSensor
-from statewright.sdk.sensors.http import HttpSensor
 from statewright.sdk.sensors.python import PythonSensor
 from statewright.sdk.sensors.time import (
     DateTimeSensor,
@@ -21,6 +22,9 @@ from statewright.sdk.sensors.time import (
     TimeSensorAsync,
 )
 from statewright.sdk.sensors.weekday import DayOfWeekSensor
+
+if TYPE_CHECKING:
+    from statewright.sdk.sensors.http import HttpSensor
 
 BaseSensorOperator = BaseSensor
 
@@ -40,3 +44,12 @@ __all__ = [
     "TimeSensor",
     "TimeSensorAsync",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``HttpSensor`` is loaded on first use (httpx: see ``statewright.sdk.hooks``)."""
+    if name == "HttpSensor":
+        from statewright.sdk.sensors.http import HttpSensor
+
+        return HttpSensor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,6 +7,8 @@ Exports the contract (``BaseTrigger``, ``TriggerEvent``, ``import_trigger``,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from statewright.sdk.triggers.base import (
     BaseTrigger,
     TriggerEvent,
@@ -15,8 +17,10 @@ from statewright.sdk.triggers.base import (
     import_trigger,
 )
 from statewright.sdk.triggers.file import FileTrigger
-from statewright.sdk.triggers.http import HttpTrigger
 from statewright.sdk.triggers.temporal import DateTimeTrigger, TimeDeltaTrigger
+
+if TYPE_CHECKING:
+    from statewright.sdk.triggers.http import HttpTrigger
 
 __all__ = [
     "BaseTrigger",
@@ -29,3 +33,12 @@ __all__ = [
     "classpath_of",
     "import_trigger",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``HttpTrigger`` is loaded on first use (httpx: see ``statewright.sdk.hooks``)."""
+    if name == "HttpTrigger":
+        from statewright.sdk.triggers.http import HttpTrigger
+
+        return HttpTrigger
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

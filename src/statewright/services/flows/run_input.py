@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from sqlalchemy import Connection
 
 from statewright.db.repositories import flows as flow_repo
@@ -21,6 +20,8 @@ NO_INPUT: Any = object()
 
 def input_problem(value: Any, schema: dict[str, Any]) -> str | None:
     """What is wrong with ``value`` for ``schema``, naming the field; None when it fits."""
+    from jsonschema import Draft202012Validator  # 4 MiB: loaded by the first resume with input
+
     errors = sorted(Draft202012Validator(schema).iter_errors(value),
                     key=lambda e: (list(e.absolute_path), e.message))
     if not errors:
