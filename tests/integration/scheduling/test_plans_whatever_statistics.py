@@ -201,3 +201,47 @@ def test_the_evaluations_pool_lock_turns_on_index_reads(pg_engine: Engine) -> No
         assert conn.execute(text("SHOW enable_bitmapscan")).scalar_one() == "off"
     with pg_engine.connect() as conn:
         assert conn.execute(text("SHOW enable_seqscan")).scalar_one() == "on"
+
+
+def test_a_runs_active_count_reads_the_busy_not_the_run(pg_engine: Engine) -> None:
+    """``max_active_tasks``' count of a run's queued and running task instances reads those
+    (at most the executors' slots) through a state index, never the run's rows through the
+    unique index ``(dag_run_id, task_id, map_index)`` filtered by state: that read the whole run
+    at each queueing pass. The statistics here are those of a table of two small runs, ended,
+    taken before a big run came (as after a deployment's first runs): the planner then expects
+    one row of the new run, where there are 3,000."""
+    from statewright.db.repositories.scheduling import active_by_run
+
+    with pg_engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO dag (dag_id, is_paused, is_active, serialized, dag_hash, "
+            "max_active_runs, max_active_tasks, fail_stop) "
+            "VALUES ('big', false, true, '{}', 'h', 16, 100000, false)"))
+        conn.execute(text(
+            "INSERT INTO dag_run (dag_id, run_id, run_type, state, state_name, clear_number) "
+            "SELECT 'big', 'small' || g, 'manual', 'success', 'Success', 0 "
+            "FROM generate_series(1, 2) AS g"))
+        _add_task_instances(conn, "SELECT id FROM dag_run", 8, "'success'")
+    with pg_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text("ANALYZE task_instance"))
+    with pg_engine.begin() as conn:
+        run_pk = conn.execute(text(
+            "INSERT INTO dag_run (dag_id, run_id, run_type, state, state_name, clear_number) "
+            "VALUES ('big', 'r', 'manual', 'running', 'Running', 0) RETURNING id")).scalar_one()
+        _add_task_instances(conn, f"SELECT {int(run_pk)}", N,
+                            "CASE WHEN g <= 6 THEN 'queued' WHEN g <= 12 THEN 'running' "
+                            "ELSE 'success' END")
+    with read_snapshot(pg_engine) as conn:
+        assert active_by_run(conn, [run_pk, run_pk + 1]) == {run_pk: 12}
+        plan = _plan_of(pg_engine, conn, lambda: active_by_run(conn, [run_pk]), "count(*)")
+    assert "uq_task_instance_dag_run_id_task_id_map_index" not in plan, plan
+    assert "Seq Scan on task_instance" not in plan, plan
+
+
+def _add_task_instances(conn: Any, runs: str, n: int, state: str) -> None:
+    conn.execute(text(
+        "INSERT INTO task_instance (dag_run_id, dag_id, run_id, task_id, map_index, state, "
+        "state_name, try_number, max_tries, priority_weight, pool, pool_slots, queue, "
+        f"poke_count) SELECT r.id, 'big', 'r' || r.id, 't' || g, -1, {state}, 'Pending', 1, "
+        "0, 1, 'default_pool', 1, 'default', 0 "
+        f"FROM ({runs}) AS r(id) CROSS JOIN generate_series(1, :n) AS g"), {"n": n})
