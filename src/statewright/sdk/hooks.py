@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from statewright.core.errors import DagDefinitionError
+from statewright.core.lazy import lazy_exports
 from statewright.core.states import StateName, TaskInstanceState
 from statewright.sdk._validation import to_callback_list, to_timedelta
 from statewright.sdk.basehook import BaseHook
@@ -72,11 +73,6 @@ def check_cache_args(
     return cache_key_fn, expiration
 
 
-def __getattr__(name: str) -> Any:
-    """``HttpHook`` is loaded on first use: httpx (with the command-line tools it loads) costs
-    every process that imports the SDK 7 MiB and 60 ms, and most never make a request."""
-    if name == "HttpHook":
-        from statewright.sdk.http_hook import HttpHook
-
-        return HttpHook
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# httpx (with the command-line tools it loads) costs every process that imports the SDK 7 MiB
+# and 60 ms, and most never make a request.
+__getattr__ = lazy_exports(__name__, {"HttpHook": "statewright.sdk.http_hook"})

@@ -8,8 +8,9 @@ Exports ``BaseSensor`` and ``PokeReturnValue``, and the built-ins ``BashSensor``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from statewright.core.lazy import lazy_exports
 from statewright.sdk.sensors.base import BaseSensor, PokeReturnValue
 from statewright.sdk.sensors.bash import BashSensor
 from statewright.sdk.sensors.external_task import ExternalTaskSensor, ExternalTaskTrigger
@@ -46,10 +47,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``HttpSensor`` is loaded on first use (httpx: see ``statewright.sdk.hooks``)."""
-    if name == "HttpSensor":
-        from statewright.sdk.sensors.http import HttpSensor
-
-        return HttpSensor
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# httpx: see ``statewright.sdk.hooks``.
+__getattr__ = lazy_exports(__name__, {"HttpSensor": "statewright.sdk.sensors.http"})

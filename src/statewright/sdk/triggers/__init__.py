@@ -7,8 +7,9 @@ Exports the contract (``BaseTrigger``, ``TriggerEvent``, ``import_trigger``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from statewright.core.lazy import lazy_exports
 from statewright.sdk.triggers.base import (
     BaseTrigger,
     TriggerEvent,
@@ -35,10 +36,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``HttpTrigger`` is loaded on first use (httpx: see ``statewright.sdk.hooks``)."""
-    if name == "HttpTrigger":
-        from statewright.sdk.triggers.http import HttpTrigger
-
-        return HttpTrigger
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# httpx: see ``statewright.sdk.hooks``.
+__getattr__ = lazy_exports(__name__, {"HttpTrigger": "statewright.sdk.triggers.http"})

@@ -6,7 +6,9 @@ processes importing DAG files (``importer``) start without the database layer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from statewright.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from statewright.services.dag_processor.processor import DagProcessor, ProcessorStats
@@ -14,9 +16,5 @@ if TYPE_CHECKING:
 __all__ = ["DagProcessor", "ProcessorStats"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from statewright.services.dag_processor import processor
-
-        return getattr(processor, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(
+    __name__, dict.fromkeys(__all__, "statewright.services.dag_processor.processor"))

@@ -193,6 +193,15 @@ function onWidthChange(box, fn) {
   }).observe(box);
 }
 
+/** A uPlot chart drawn in `box` keeps its height and takes the box's width when that changes
+    (at least 320 px; not while the box is hidden). `chart()` gives the chart drawn last. */
+function fitChartToBox(box, chart) {
+  onWidthChange(box, (width) => {
+    const c = chart();
+    if (c && width > 0) c.setSize({ width: Math.max(320, width), height: c.height });
+  });
+}
+
 const runUrl = (dagId, runId) => `/dags/${enc(dagId)}/runs/${enc(runId)}`;
 const tiPath = (dagId, runId, taskId, mapIndex = -1) =>
   `/dags/${enc(dagId)}/dagRuns/${enc(runId)}/taskInstances/${enc(taskId)}` +

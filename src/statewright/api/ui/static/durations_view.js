@@ -169,11 +169,7 @@ window.statewrightDurations = (() => {
   if (detailsButton) detailsButton.addEventListener("click", () => { if (!wrap.hidden) show(false); });
   runsSelect.addEventListener("change", load);
   taskSelect.addEventListener("change", () => { state.task = taskSelect.value; draw(); });
-  onWidthChange(box, (width) => {
-    if (state.chart && width > 0) {
-      state.chart.setSize({ width: Math.max(320, width), height: state.chart.height });
-    }
-  });
+  fitChartToBox(box, () => state.chart);
   window.addEventListener("hashchange", () => { if (location.hash === "#durations") show(true); });
   if (location.hash === "#durations") show(true);
   return { chart: () => state.chart, series: () => (state.grid ? series(state.grid, state.task) : null) };

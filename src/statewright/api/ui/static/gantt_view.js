@@ -122,8 +122,6 @@ window.statewrightGantt = (() => {
 
   draw();
   if (UNFINISHED_RUN.has(state.run.state)) setTimeout(refresh, LIVE_MS);
-  onWidthChange(box, (width) => {
-    if (state.chart) state.chart.setSize({ width: Math.max(320, width), height: state.chart.height });
-  });
+  fitChartToBox(box, () => state.chart);
   return { chart: () => state.chart, lanes: () => state.lanes };
 })();
