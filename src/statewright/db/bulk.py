@@ -8,10 +8,11 @@ through the column type's own bind processor, and hands plain tuples to the DBAP
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table
+from sqlalchemy import Connection, Dialect, Table
 
 __all__ = ["chunks", "insert_many", "update_many"]
 
@@ -28,17 +29,19 @@ def insert_many(
     columns: Sequence[str],
     rows: Iterable[Sequence[Any]],
     constants: Mapping[str, Any] | None = None,
+    *,
+    update_on: Sequence[str] = (),
 ) -> int:
     """Insert ``rows`` (tuples in ``columns`` order) plus ``constants`` (the same in every row).
 
-    Columns left out get their scalar Python default, as with ``insert(table)``. Returns the
-    number of rows.
+    Columns left out get their scalar Python default, as with ``insert(table)``. With
+    ``update_on`` (the columns of a unique key), a row whose key exists updates the other
+    columns instead (``ON CONFLICT … DO UPDATE``). Returns the number of rows.
     """
     consts = dict(constants or {})
-    for c in table.c:
-        if (c.key not in consts and c.key not in columns and c.default is not None
-                and getattr(c.default, "is_scalar", False)):
-            consts[c.key] = getattr(c.default, "arg", None)
+    for k, v in _scalar_defaults(table):
+        if k not in consts and k not in columns:
+            consts[k] = v
     const_values = tuple(_processor(conn, table, k)(v) for k, v in consts.items())
     sqlite = conn.dialect.name == "sqlite"
     # SQLite: constants go into the statement as literals, so each row binds only its own.
@@ -68,11 +71,11 @@ def insert_many(
     names = [*columns, *(k for k in consts if k not in inline), *inline]
     slots = [marker] * (len(names) - len(inline)) + list(inline.values())
     head = f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) VALUES "
-    one = f"({', '.join(slots)})"
+    one = f"({', '.join(slots)})" + _on_conflict(quote, names, update_on)
     if sqlite:
         conn.exec_driver_sql(head + one, params)  # executemany runs in C: fastest here
         return len(params)
-    if conn.dialect.name == "postgresql" and len(params) > 50:
+    if conn.dialect.name == "postgresql" and len(params) > 50 and not update_on:
         # COPY streams the rows in one round trip, inside the connection's transaction.
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
@@ -84,8 +87,43 @@ def insert_many(
         finally:
             cursor.close()
         return len(params)
+    if conn.dialect.name == "postgresql":
+        # A few rows: one execution of one statement text (prepared by the driver once it has
+        # run a few times) with a column's values as one array each, where an executemany
+        # costs the server an execution and the client a bound row per row.
+        arrays = tuple(list(column) for column in zip(*params, strict=True))
+        conn.exec_driver_sql(_unnest_insert(conn, table, tuple(names), tuple(update_on)),
+                             arrays)
+        return len(params)
     conn.exec_driver_sql(head + one, params)
     return len(params)
+
+
+_unnest_texts: dict[tuple[str, tuple[str, ...], tuple[str, ...]], str] = {}
+
+
+def _unnest_insert(conn: Connection, table: Table, names: tuple[str, ...],
+                   update_on: tuple[str, ...]) -> str:
+    """``INSERT INTO table (names) SELECT * FROM unnest(%s::type[], …)`` (PostgreSQL)."""
+    key = (table.name, names, update_on)
+    text = _unnest_texts.get(key)
+    if text is None:
+        quote = conn.dialect.identifier_preparer.quote
+        arrays = ", ".join(f"%s::{table.c[n].type.compile(dialect=conn.dialect)}[]"
+                           for n in names)
+        text = _unnest_texts.setdefault(key, (
+            f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
+            f"SELECT * FROM unnest({arrays})" + _on_conflict(quote, names, update_on)))
+    return text
+
+
+def _on_conflict(quote: Callable[[str], str], names: Sequence[str],
+                 update_on: Sequence[str]) -> str:
+    """`` ON CONFLICT (key) DO UPDATE SET`` every other column (SQLite and PostgreSQL)."""
+    if not update_on:
+        return ""
+    sets = ", ".join(f"{quote(n)} = excluded.{quote(n)}" for n in names if n not in update_on)
+    return f" ON CONFLICT ({', '.join(quote(k) for k in update_on)}) DO UPDATE SET {sets}"
 
 
 def update_many(
@@ -113,6 +151,13 @@ def update_many(
     return len(params)
 
 
+@functools.lru_cache(maxsize=256)
+def _scalar_defaults(table: Table) -> tuple[tuple[str, Any], ...]:
+    """The table's columns with a scalar Python default, and that default."""
+    return tuple((c.key, getattr(c.default, "arg", None)) for c in table.c
+                 if c.default is not None and getattr(c.default, "is_scalar", False))
+
+
 def _sql_literal(value: Any) -> str | None:
     """``value`` written as an SQL literal, or None when it is better bound."""
     if value is None:
@@ -131,8 +176,14 @@ def _identity(value: Any) -> Any:
 
 
 def _processor(conn: Connection, table: Table, key: str) -> Callable[[Any], Any]:
-    typ = table.c[key].type.dialect_impl(conn.dialect)
-    proc: Callable[[Any], Any] | None = typ.bind_processor(conn.dialect)
+    return _processor_of(conn.dialect, table, key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _processor_of(dialect: Dialect, table: Table, key: str) -> Callable[[Any], Any]:
+    """A column's bind processor (built once: building it costs more than a few rows)."""
+    typ = table.c[key].type.dialect_impl(dialect)
+    proc: Callable[[Any], Any] | None = typ.bind_processor(dialect)
     return proc or _identity
 
 

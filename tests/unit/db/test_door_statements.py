@@ -141,3 +141,44 @@ def test_the_compare_and_set_looks_up_its_ids_not_every_row_in_the_state(engine:
                 f"EXPLAIN QUERY PLAN {statement}", parameters))  # type: ignore[arg-type]
             assert "state=" not in plan and "SCAN task_instance" not in plan, plan
             assert "PRIMARY KEY" in plan, plan
+
+
+def test_a_value_of_each_row_is_set_by_the_reused_statement(engine: Engine) -> None:
+    """``PerRow`` gives each task instance its own value (the process of each started try) in
+    the compare-and-set itself; a second call of the same shape sets its own, and a row without
+    a value gets NULL."""
+    ids = _setup(engine)
+    a, b, c = ids["a"], ids["b"], ids["c"]
+    _move(engine, [a, b, c], TI.NONE, TI.SCHEDULED, T0)
+    assert sorted(_move(engine, [a, b], TI.SCHEDULED, TI.QUEUED, T0,
+                        values={"pid": door.PerRow({a: 11, b: 22})})) == sorted([a, b])
+    assert _move(engine, [c], TI.SCHEDULED, TI.QUEUED, T0,
+                 values={"pid": door.PerRow({a: 33})}) == [c]
+    with engine.connect() as conn:
+        pids = {k: ti_repo.get(conn, v).pid for k, v in ids.items()}
+    assert pids == {"a": 11, "b": 22, "c": None}
+
+
+def test_the_history_of_a_batch_is_one_execution_on_postgresql(engine: Engine) -> None:
+    """A change of several task instances writes their history rows in one execution on
+    PostgreSQL (one array per column), each row as the events say."""
+    from sqlalchemy import event
+
+    ids = _setup(engine)
+    inserts: list[int] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if statement.startswith("INSERT INTO state_transition"):
+            inserts.append(len(parameters) if executemany else 1)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        _move(engine, list(ids.values()), TI.NONE, TI.SCHEDULED, T0, message="why")
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert inserts == ([1] if engine.dialect.name == "postgresql" else [3])
+    with engine.connect() as conn:
+        for task_id, pk in ids.items():
+            last = transitions_log.for_task_instance(conn, pk)[-1]
+            assert (last.task_id, last.from_state, last.to_state, last.message, last.at) == (
+                task_id, "none", "scheduled", "why", T0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
+from statewright.db.bulk import insert_many
 from statewright.db.tables_templating import rendered_task_instance_fields as rtif
 
 
@@ -29,27 +29,14 @@ def record(conn: Connection, tries: Sequence[RenderedTry], now: datetime) -> Non
     """Store what each try rendered, replacing what the same try stored before (a resumed
     deferral renders again): one upsert on the primary key (a delete and an insert cost twice
     as much in the pool's apply transaction, and nearly every try stores its row once)."""
-    if not tries:
-        return
-    conn.execute(_upsert(conn.dialect.name), [
-        {"task_instance_id": t.task_instance_id, "try_number": t.try_number, "dag_id": t.dag_id,
-         "run_id": t.run_id, "task_id": t.task_id, "rendered_fields": t.rendered_fields,
-         "created_at": now} for t in tries])
+    if tries:
+        insert_many(conn, rtif, _COLUMNS, [
+            (t.task_instance_id, t.try_number, t.dag_id, t.run_id, t.task_id,
+             t.rendered_fields) for t in tries],
+            {"created_at": now}, update_on=("task_instance_id", "try_number"))
 
 
-@functools.cache
-def _upsert(dialect: str) -> Any:
-    """Built once per dialect (an apply transaction runs it while it holds SQLite's write
-    lock)."""
-    from sqlalchemy.dialects import postgresql, sqlite
-
-    stmt = (postgresql.insert(rtif) if dialect == "postgresql" else sqlite.insert(rtif))
-    return stmt.on_conflict_do_update(
-        index_elements=[rtif.c.task_instance_id, rtif.c.try_number],
-        set_={"dag_id": stmt.excluded.dag_id, "run_id": stmt.excluded.run_id,
-              "task_id": stmt.excluded.task_id,
-              "rendered_fields": stmt.excluded.rendered_fields,
-              "created_at": stmt.excluded.created_at})
+_COLUMNS = ("task_instance_id", "try_number", "dag_id", "run_id", "task_id", "rendered_fields")
 
 
 def for_task_instance(conn: Connection, task_instance_id: int) -> list[RenderedTry]:

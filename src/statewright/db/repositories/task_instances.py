@@ -12,7 +12,6 @@ from sqlalchemy import (
     and_,
     bindparam,
     func,
-    insert,
     null,
     or_,
     select,
@@ -23,6 +22,7 @@ from sqlalchemy import (
 )
 
 from statewright.core.states import TI
+from statewright.db.bulk import insert_many
 from statewright.db.repositories import dag_versions
 from statewright.db.repositories.dags import hash_column
 from statewright.db.repositories.prev_runs import PREV_SUCCESS_KEYS
@@ -273,18 +273,6 @@ def workloads(conn: Connection, ids: Sequence[int]) -> list[Any]:
     return list(conn.execute(_workloads(conn.dialect.name), {"ids": list(ids)}).all())
 
 
-@functools.cache
-def _set_pids() -> Any:
-    return update(task_instance).where(ti.id == bindparam("b_id")).values(
-        pid=bindparam("b_pid"))
-
-
-def set_pids(conn: Connection, pids: Mapping[int, int]) -> None:
-    """``pid`` of freshly started tries: task instance → the process running it."""
-    if pids:
-        conn.execute(_set_pids(), [{"b_id": k, "b_pid": v} for k, v in pids.items()])
-
-
 def set_rendered_map_indexes(conn: Connection, names: Mapping[int, str]) -> None:
     """The names ``map_index_template`` gave mapped task instances (task instance → name)."""
     if names:
@@ -374,17 +362,18 @@ def mapped_instances(conn: Connection, dag_run_id: int, task_id: str) -> list[An
     ).all())
 
 
-_INSERT_HISTORY = insert(task_instance_history)
-
-
 def add_history(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     """Finished tries; each records the DAG version its task instance ran."""
     if rows:
         versions = dag_versions.versions_of_tries(
             conn, [r["task_instance_id"] for r in rows if "dag_version_id" not in r])
-        conn.execute(_INSERT_HISTORY, [
-            r if "dag_version_id" in r
-            else {**r, "dag_version_id": versions.get(r["task_instance_id"])} for r in rows])
+        groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}  # rows by their columns
+        for r in rows:
+            row = r if "dag_version_id" in r else {
+                **r, "dag_version_id": versions.get(r["task_instance_id"])}
+            groups.setdefault(tuple(row), []).append(tuple(row.values()))
+        for columns, values in groups.items():
+            insert_many(conn, task_instance_history, columns, values)
 
 
 def history_of(conn: Connection, task_instance_id: int) -> list[Any]:

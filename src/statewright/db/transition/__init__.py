@@ -31,6 +31,7 @@ from statewright.db.transition.events import (
     ENTITY_RUN,
     ENTITY_TI,
     Listener,
+    PerRow,
     TransitionEvent,
     TransitionResult,
     add_transition_listener,
@@ -44,7 +45,8 @@ from statewright.db.transition.labels import (
 )
 
 __all__ = [
-    "ENTITY_RUN", "ENTITY_TI", "Listener", "NewDagRun", "TransitionEvent", "TransitionResult",
+    "ENTITY_RUN", "ENTITY_TI", "Listener", "NewDagRun", "PerRow", "TransitionEvent",
+    "TransitionResult",
     "add_map_indexes", "add_transition_listener", "create_dag_run", "create_dag_runs",
     "create_running_task_instance", "create_task_instances", "expand_mapped_task",
     "note_dag_runs", "note_task_instances", "relay", "rename_dag_runs", "rename_task_instances",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
@@ -13,12 +14,16 @@ from sqlalchemy import (
     String,
     bindparam,
     case,
+    cast,
     func,
+    literal,
     literal_column,
     select,
     tuple_,
+    type_coerce,
     update,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.sql.elements import ClauseElement, ColumnElement
 
 from statewright.core.states import (
@@ -39,6 +44,7 @@ from statewright.db.transition.events import (
     ENTITY_RUN,
     ENTITY_TI,
     PROTECTED,
+    PerRow,
     TransitionEvent,
     TransitionResult,
     emit,
@@ -199,14 +205,16 @@ def _ti_update(conn: Connection, to: TaskInstanceState, fence: str, increment_tr
     plain, expr_set = _ti_sets(to, increment_try, name, now)
     plain["state_message"] = message
     inline = {k: v for k, v in extra.items() if isinstance(v, ClauseElement)}
-    plain.update({k: v for k, v in extra.items() if k not in inline})
+    per_row = tuple(sorted(k for k, v in extra.items() if isinstance(v, PerRow)))
+    plain.update({k: v for k, v in extra.items() if k not in inline and k not in per_row})
     exprs = tuple(sorted(expr_set - extra.keys()))
-    key = (conn.dialect.name, fence, increment_try, exprs, tuple(sorted(plain)))
+    key = (conn.dialect.name, fence, increment_try, exprs, tuple(sorted(plain)), per_row)
     stmt = None if inline else _ti_updates.get(key)
     if stmt is None:
         c = task_instance.c
         sets: dict[str, Any] = {k: bindparam(f"v_{k}", type_=c[k].type) for k in plain}
         sets.update(_ti_exprs(conn, exprs, increment_try))
+        sets.update({k: _per_row(conn, k) for k in per_row})
         sets.update(inline)
         stmt = update(task_instance).where(_state_filter(conn) == bindparam("w_from"))
         if fence == "pairs":  # the ids too: SQLite finds rows by a list of ids, not of pairs
@@ -222,6 +230,8 @@ def _ti_update(conn: Connection, to: TaskInstanceState, fence: str, increment_tr
             with _ti_updates_lock:
                 stmt = _ti_updates.setdefault(key, stmt)
     params = {f"v_{k}": v for k, v in plain.items()}
+    for k in per_row:
+        params[f"r_{k}"] = json.dumps({str(pk): v for pk, v in extra[k].values.items()})
     if "state_name" in exprs:
         params["e_retrying"] = StateName.RETRYING.value
         params["e_running"] = StateName.RUNNING.value
@@ -229,6 +239,18 @@ def _ti_update(conn: Connection, to: TaskInstanceState, fence: str, increment_tr
         params["e_now"] = (now.replace(tzinfo=None).isoformat(sep=" ")
                            if conn.dialect.name == "sqlite" else now)
     return stmt, params
+
+
+def _per_row(conn: Connection, key: str) -> ColumnElement[Any]:
+    """The value of column ``key`` for this row, looked up by its id in the JSON object bound
+    as ``r_<key>`` (one statement text whatever the rows and their values)."""
+    c = task_instance.c
+    bound = bindparam(f"r_{key}", type_=String())
+    if conn.dialect.name == "sqlite":
+        path = literal('$."', String()) + cast(c.id, String()) + literal('"', String())
+        return type_coerce(func.json_extract(bound, path), c[key].type)
+    return cast(func.jsonb_extract_path_text(cast(bound, JSONB), cast(c.id, String())),
+                c[key].type)
 
 
 def _state_filter(conn: Connection) -> ColumnElement[Any]:

@@ -101,28 +101,13 @@ def create_task_instances(
     if not rows:
         return []
     name = default_ti_name(TI.NONE).value
-    values = [
-        {
-            "dag_run_id": dag_run_id,
-            "dag_id": dag_id,
-            "run_id": run_id,
-            "map_index": -1,
-            "try_number": 0,
-            "max_tries": 0,
-            "priority_weight": 1,
-            "pool": "default_pool",
-            "pool_slots": 1,
-            "queue": "default",
-            "operator": None,
-            "poke_count": 0,
-            **dict(r),
-            "state": TI.NONE.value,
-            "state_name": name,
-            "updated_at": now,
-        }
-        for r in rows
-    ]
-    conn.execute(insert(task_instance), values)
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    insert_many(
+        conn, task_instance, ("dag_run_id", "dag_id", "run_id", *keys),
+        [(dag_run_id, dag_id, run_id, *row) for row in _shape_rows(rows, keys)],
+        {**{k: v for k, v in _TI_DEFAULTS.items() if k not in keys},
+         "state": TI.NONE.value, "state_name": name, "updated_at": now},
+    )
     dag_versions.stamp_task_instances(conn, [dag_run_id])
     created = conn.execute(
         select(task_instance.c.id, task_instance.c.task_id, task_instance.c.map_index).where(

@@ -92,11 +92,8 @@ def start_tries(
     fresh = [r.id for r in rows if not _continues_try(r)]
     resuming = [r.id for r in rows if _continues_try(r)]
     values: dict[str, Any] = {"hostname": hostname}
-    # Each started try gets its process: in the state change itself when it is the only one
-    # (a chain's next task: one statement less between queued and running), else below.
-    alone = len(rows) == 1 and rows[0].id in pids
-    if pids:
-        values["pid"] = pids[rows[0].id] if alone else None
+    if pids:  # each started try's process, in the state change itself
+        values["pid"] = door.PerRow({r.id: pids[r.id] for r in rows if r.id in pids})
     versions: dict[int, int | None] = {}  # each started try → the DAG version it runs
     if fresh:
         versions.update(door.set_task_instance_state(
@@ -117,8 +114,6 @@ def start_tries(
     rows = [r for r in rows if r.id in started]
     if not rows:
         return []
-    if not alone:
-        ti_repo.set_pids(conn, {pk: pids[pk] for pk in started if pk in pids})
     hashes = {r.dag_id: r.dag_hash for r in rows}
     out: list[Workload] = []
     wanted: list[tuple[int, str]] = []
