@@ -313,6 +313,7 @@ def defer_resume(n_tasks: int) -> dict[str, Any]:
     overheads: list[float] = []
     parts: dict[str, list[float]] = {"store_deferral": [], "fire": [], "scheduler_queue": [],
                                      "executor_start": []}
+    timeline: list[tuple[datetime, ...]] = []  # each task: asked, deferred, fired, queued, ran
     with engine.connect() as conn:
         tis = ti_repo.by_run(conn, run_pk)
         moments = xcom_repo.get_return_values(conn, [(run_pk, t.task_id) for t in tis])
@@ -333,6 +334,7 @@ def defer_resume(n_tasks: int) -> dict[str, Any]:
             parts["fire"].append((fired - moment).total_seconds())
             parts["scheduler_queue"].append((queued - fired).total_seconds())
             parts["executor_start"].append((runs[1] - queued).total_seconds())
+            timeline.append((asked, deferred_at, moment, fired, queued, runs[1]))
     engine.dispose()
     shutil.rmtree(tmp, ignore_errors=True)
     return {"tasks": n_tasks, "state": state, "wall_seconds": round(wall, 3),
@@ -341,9 +343,21 @@ def defer_resume(n_tasks: int) -> dict[str, Any]:
                 statistics.quantiles(overheads, n=10)[-1] * 1000, 1),
             "median_ms_by_step": {k: round(statistics.median(v) * 1000, 1)
                                   for k, v in parts.items()},
+            **({"per_task_ms": _per_task(timeline)} if n_tasks <= 50 else {}),
             # Scheduler, triggerer (threads here), executor and task processes; per task
             # instance run, deferred and resumed.
             **meter.figures(n_tasks, "ti")}
+
+
+def _per_task(timeline: list[tuple[datetime, ...]]) -> list[dict[str, float]]:
+    """Each task's steps, by the moment it asked to defer: when it asked (from the first
+    task's asking), then each step's milliseconds (where a wave's tasks wait shows here)."""
+    first = min(t[0] for t in timeline)
+    ms = lambda a, b: round((b - a).total_seconds() * 1000, 1)  # noqa: E731
+    return [{"asked_at": ms(first, asked), "store_deferral": ms(asked, deferred),
+             "fire": ms(moment, fired), "scheduler_queue": ms(fired, queued),
+             "executor_start": ms(queued, ran)}
+            for asked, deferred, moment, fired, queued, ran in sorted(timeline)]
 
 
 def _defer_resume_runs(n_tasks: int, runs: int) -> dict[str, Any]:
