@@ -31,7 +31,6 @@ from statewright.db.transition.change import set_task_instance_state
 from statewright.db.transition.events import (
     ENTITY_RUN,
     ENTITY_TI,
-    INSERT_TRANSITION,
     PROTECTED,
     TransitionEvent,
     dispatch,
@@ -152,16 +151,11 @@ def create_running_task_instance(
         "state_name": running, "try_number": 1, "start_date": now,
         "last_heartbeat_at": now, "updated_at": now,
     }).scalar_one()
-    base = {"entity": ENTITY_TI, "entity_id": pk, "dag_id": dag_id, "run_id": run_id,
-            "task_id": task_id, "message": None, "actor": actor.value, "at": now}
-    conn.execute(INSERT_TRANSITION, [
-        {**base, "from_state": None, "to_state": TI.NONE.value,
-         "name": default_ti_name(TI.NONE).value, "try_number": 0},
-        {**base, "from_state": TI.NONE.value, "to_state": TI.RUNNING.value, "name": running,
-         "try_number": 1},
-    ])
     event = TransitionEvent(ENTITY_TI, pk, dag_id, run_id, task_id, TI.NONE.value,
                             TI.RUNNING.value, running, 1, actor.value, now)
+    created = TransitionEvent(ENTITY_TI, pk, dag_id, run_id, task_id, None, TI.NONE.value,
+                              default_ti_name(TI.NONE).value, 0, actor.value, now)
+    emit(conn, [created, event], notify=False)  # both in the history; listeners hear the start
     after_commit(conn, lambda: dispatch([event]))
     return int(pk)
 

@@ -9,10 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import (
-    Connection,
-    insert,
-)
+from sqlalchemy import Connection
 
 from statewright.db import wakeups
 from statewright.db.bulk import insert_many
@@ -98,8 +95,6 @@ def relay(events: Sequence[TransitionEvent]) -> None:
     if events:
         dispatch(list(events))
 
-
-INSERT_TRANSITION = insert(state_transition)
 
 HISTORY_COLUMNS = ("entity", "entity_id", "dag_id", "run_id", "task_id", "map_index",
                    "from_state", "to_state", "name", "message", "actor", "try_number", "at")
