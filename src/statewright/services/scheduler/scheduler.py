@@ -48,6 +48,7 @@ from statewright.services.scheduler.capacity import (
 )
 from statewright.services.scheduler.due_probe import DueProbe
 from statewright.services.scheduler.evaluation import RunWork, schedule_run
+from statewright.services.scheduler.event_pass import EventScope
 from statewright.services.scheduler.run_index import RunIndex
 
 log = logging.getLogger("statewright.scheduler")
@@ -178,6 +179,7 @@ class Scheduler:
         self.index = RunIndex()  # the running runs' task instances, refreshed from the history
         self._due_probe = DueProbe()  # the probe's first statement, built once
         self.wake_listener: wakeups.WakeListener | None = None  # while run_forever runs (PG)
+        self._scope = EventScope()  # what woke the loop: may a pass skip the probe
 
     def _heartbeat_job(self) -> None:
         """The scheduler's ``job`` row: a heartbeat every few seconds (health, HA peers)."""
@@ -195,6 +197,7 @@ class Scheduler:
     # -- waking ----------------------------------------------------------------------------
 
     def wake(self) -> None:
+        self._scope.need_probe()
         self._wake.set()
 
     def listen(self) -> None:
@@ -204,7 +207,9 @@ class Scheduler:
 
     def _on_events(self, events: Sequence[door.TransitionEvent]) -> None:
         # A try starting (queued → running) gives the scheduler nothing to do; anything else may.
-        if wakeups.wakes_scheduler(events):
+        waking = wakeups.waking(events)
+        if waking:
+            self._scope.heard(waking)
             self._wake.set()
 
     def _listen_to_other_processes(self) -> wakeups.WakeListener | None:
@@ -235,8 +240,7 @@ class Scheduler:
                 failures.succeeded()
                 if stats.another_pass_now:
                     continue
-                self._wake.wait(self._idle_wait())
-                self._wake.clear()
+                self._wait()
                 self._hold_while_busy(stop)
         finally:
             if self.job_id is not None:
@@ -248,6 +252,13 @@ class Scheduler:
             if self.wake_listener is not None:
                 self.wake_listener.stop()
                 self.wake_listener = None
+
+    def _wait(self) -> None:
+        """Until woken, or the idle time passes: then the pass reads the probe (time may have
+        given a run work: a retry delay, a reschedule)."""
+        if not self._wake.wait(self._idle_wait()):
+            self._scope.need_probe()
+        self._wake.clear()
 
     def _hold_while_busy(self, stop: threading.Event) -> None:
         """``busy_pass_seconds``: wait out the rest of it while the executor's processes all
@@ -284,16 +295,25 @@ class Scheduler:
         """One pass of the service loop: the extra steps only when due (``steps_every``)."""
         self._pass_began = time.monotonic()
         steps = self._pass_began >= self._steps_after
-        stats = self.run_once(steps=steps)
+        runs = self._scope.take()  # (``event_pass``)
+        if steps or any(t <= self._pass_began for t in self._evaluate_after.values()):
+            runs = None  # a big run's paced evaluation is due: the probe says if it has work
+        stats = self.run_once(steps=steps, runs=runs)
         if steps and not stats.steps_worked:
             self._steps_after = time.monotonic() + self.config.steps_every
         return stats
 
-    def run_once(self, *, steps: bool = True) -> LoopStats:
+    def run_once(self, *, steps: bool = True, runs: dict[int, str] | None = None) -> LoopStats:
+        """One pass. ``runs``: evaluate these (run key → DAG id) without reading the probe
+        first (``event_pass``); not with ``steps``."""
         self._wake.clear()
         stats = LoopStats()
         now = self.clock()
-        due, probe = self._probe(now, self.extra_steps if steps else ())
+        probed = runs is None or steps
+        if not probed:
+            due, probe = [], _Probe(False, runs or {}, None, {})
+        else:
+            due, probe = self._probe(now, self.extra_steps if steps else ())
         for step in due:
             stats.steps_worked += step(self, now)
         stats.changed += stats.steps_worked
@@ -301,7 +321,7 @@ class Scheduler:
             _, probe = self._probe(now, ())  # what the steps created or changed
         if probe.queued_runs:
             stats.started_runs = self._start_queued_runs(now)
-        ev = self._schedule_running_runs(now, probe.wanted)
+        ev = self._schedule_running_runs(now, probe.wanted, probed=probed)
         stats.changed += ev.changed
         stats.finished_runs = ev.finished
         stats.follow_up = ev.follow_up
@@ -360,15 +380,18 @@ class Scheduler:
                                          actor=ACTOR, now=now)
             return len(res.changed)
 
-    def _schedule_running_runs(self, now: datetime, wanted: dict[int, str] | None = None
-                               ) -> _Evaluated:
-        """Evaluate the runs that need it (and queue what that scheduled, where it can)."""
+    def _schedule_running_runs(self, now: datetime, wanted: dict[int, str] | None = None, *,
+                               probed: bool = True) -> _Evaluated:
+        """Evaluate the runs that need it (and queue what that scheduled, where it can).
+        ``probed``: ``wanted`` is every run with work (a probe's), not some (``event_pass``)."""
         # Decide from a snapshot which runs need work; take the write lock only for those.
         if wanted is None:
             with read_snapshot(self.engine) as conn:
                 wanted = self._runs_needing_work(conn)
         started = time.monotonic()
-        self._evaluate_after = {pk: t for pk, t in self._evaluate_after.items() if pk in wanted}
+        if probed:  # a paced run no longer wanted has ended or has nothing left to do
+            self._evaluate_after = {pk: t for pk, t in self._evaluate_after.items()
+                                    if pk in wanted}
         wanted = {pk: d for pk, d in wanted.items()
                   if self._evaluate_after.get(pk, 0.0) <= started}
         if not wanted:
@@ -380,6 +403,8 @@ class Scheduler:
             raise
         if queued:
             self.executor.queue_workloads(queued)
+        if len(done) < len(wanted):  # another scheduler evaluates one, or it ended: look again
+            self._scope.need_probe()
         self._pace(done, started)
         return _Evaluated(changed + len(queued), sum(f for _, f in done), queued_all,
                           any(w.follow_up for w, _ in done))
@@ -438,11 +463,12 @@ class Scheduler:
                                            [s.value for s in _UNFINISHED_BUSY])
         hashes = {r.dag_id: r.dag_hash for r in runs if r.dag_hash is not None}
         wanted: dict[int, str] = {}
+        seen: dict[str, DagView] = {}
         for r in runs:
             c = present.get(r.id, set())
             if r.dag_id not in hashes:
                 continue
-            view = self._view(conn, r.dag_id, hashes[r.dag_id])
+            view = seen[r.dag_id] = self._view(conn, r.dag_id, hashes[r.dag_id])
             if views is not None:
                 views[r.dag_id] = view
             if (
@@ -451,6 +477,7 @@ class Scheduler:
                 or r.id in idle
             ):
                 wanted[r.id] = r.dag_id
+        self._scope.remember(runs, seen)
         return wanted
 
     # -- housekeeping (``housekeeping.py``) -------------------------------------------------

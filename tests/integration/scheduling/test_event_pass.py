@@ -1,0 +1,220 @@
+"""A pass woken only by tries that ended, each of a task with downstream tasks in a run the last
+probe saw running, evaluates those runs without reading the probe; any other wake-up reads it
+(``services.scheduler.event_pass``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, event, update
+from tests.noop import NoopOperator
+
+from statewright.core.transitions import Actor
+from statewright.db.engine import transaction
+from statewright.db.tables import dag_run
+from statewright.db.transition import ENTITY_RUN, ENTITY_TI, TransitionEvent
+from statewright.sdk import DAG
+from statewright.services.dag_runs import trigger_dag
+from statewright.services.scheduler.event_pass import EventScope
+
+NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+
+
+def _event(task_id: str | None, to: str, *, run_id: str = "r1",
+           entity: str = ENTITY_TI) -> TransitionEvent:
+    return TransitionEvent(entity, 1, "d", run_id, task_id, "running", to, to.title(), 1,
+                           "worker", NOW)
+
+
+def _scope() -> EventScope:
+    """A scope whose last probe saw run 7 (``d``/``r1``) of a DAG a >> b (b a leaf)."""
+    view = SimpleNamespace(tasks={"a": SimpleNamespace(downstream=("b",)),
+                                  "b": SimpleNamespace(downstream=())})
+    scope = EventScope()
+    scope.remember([SimpleNamespace(id=7, dag_id="d", run_id="r1")], {"d": view})
+    assert scope.take() is None  # the first pass reads the probe
+    return scope
+
+
+@pytest.mark.parametrize("to", ["success", "failed", "skipped", "upstream_failed"])
+def test_an_upstream_that_ended_names_its_run(to: str) -> None:
+    scope = _scope()
+    scope.heard([_event("a", to)])
+    assert scope.take() == {7: "d"}
+    assert scope.take() is None  # taken: a pass with nothing heard reads the probe
+
+
+@pytest.mark.parametrize("heard", [
+    [_event("b", "success")],  # a leaf: its end may end the run, which the probe decides
+    [_event("a", "up_for_retry")],  # time gives the retry its work
+    [_event("a", "scheduled")],  # a trigger fired, a task was cleared …
+    [_event("a", "success", run_id="r2")],  # a run the last probe did not see running
+    [_event("gone", "success")],  # a task the view does not have
+    [_event(None, "queued", entity=ENTITY_RUN)],  # a run created
+    [_event("a", "success"), _event("b", "success")],  # one of them needs the probe
+])
+def test_any_other_change_reads_the_probe(heard: list[TransitionEvent]) -> None:
+    scope = _scope()
+    scope.heard(heard)
+    assert scope.take() is None
+
+
+def test_a_wake_up_that_says_nothing_reads_the_probe() -> None:
+    scope = _scope()
+    scope.heard([_event("a", "success")])
+    scope.need_probe()
+    scope.heard([_event("a", "success")])  # heard while the probe is due: it will see it
+    assert scope.take() is None
+    assert scope.take() is None
+
+
+@pytest.fixture
+def statements(engine: Engine) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def _count(_conn: Any, _cursor: Any, stmt: str, *_args: Any) -> None:
+        seen.append(" ".join(stmt.split()))
+
+    event.listen(engine, "before_cursor_execute", _count)
+    yield seen
+    event.remove(engine, "before_cursor_execute", _count)
+
+
+def _probes(statements: list[str]) -> int:
+    """The probe's read of the running runs (the evaluation's claim of a run reads its hash too,
+    by its key)."""
+    return sum(1 for s in statements
+               if "FROM dag_run" in s and "AS dag_hash" in s and "dag.kind" in s)
+
+
+def _states(h: Any) -> dict[str, str]:
+    return {t.task_id: t.state for t in h.tis("chain")}
+
+
+def test_a_chain_link_is_scheduled_without_the_probe(harness: Callable, engine: Engine,
+                                                     statements: list[str]) -> None:
+    h = harness(NOW)
+    # Extra steps never due after the first pass: whether a pass reads the probe does not
+    # depend on how long the test takes.
+    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+    with DAG("chain") as dag:
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
+    h.sync(dag)
+    with transaction(engine) as conn:
+        trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r1")
+    h.executor.hold = True
+    h.scheduler.listen()
+    try:
+        while _states(h)["a"] != "queued":
+            h.scheduler._pass()
+        statements.clear()
+        h.executor.finish()  # a succeeds: its event reaches the scheduler's listener
+        h.scheduler._pass()
+        assert _states(h) == {"a": "success", "b": "queued", "c": "none"}
+        assert _probes(statements) == 0
+
+        # Woken by another process (``wake``): the probe, and nothing is lost.
+        statements.clear()
+        h.executor.finish()  # b succeeds …
+        h.scheduler.wake()  # … and something else happened elsewhere
+        h.scheduler._pass()
+        assert _states(h)["c"] == "queued"
+        assert _probes(statements) == 1
+
+        # The leaf's end: the probe, which finds the run done.
+        statements.clear()
+        h.executor.finish()
+        h.scheduler._pass()
+        assert _probes(statements) == 1
+        assert h.runs("chain")[0].state == "success"
+    finally:
+        h.scheduler._remove_listener()
+
+
+def test_a_pass_after_the_idle_timer_reads_the_probe(harness: Callable, engine: Engine,
+                                                     statements: list[str]) -> None:
+    h = harness(NOW)  # idle_seconds 0: the wait times out at once
+    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+    with DAG("chain") as dag:
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b")
+    h.sync(dag)
+    with transaction(engine) as conn:
+        trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r1")
+    h.executor.hold = True
+    h.scheduler.listen()
+    try:
+        while _states(h)["a"] != "queued":
+            h.scheduler._pass()
+        h.executor.finish()
+        h.scheduler._wake.clear()  # as if the pass had been taken: only the timer is left
+        h.scheduler._wait()
+        statements.clear()
+        h.scheduler._pass()
+        assert _probes(statements) == 1
+        assert _states(h) == {"a": "success", "b": "queued"}
+    finally:
+        h.scheduler._remove_listener()
+
+
+def test_a_run_the_event_pass_could_not_evaluate_is_looked_for_again(
+        harness: Callable, engine: Engine, statements: list[str]) -> None:
+    """A run named by an event that the pass did not evaluate (another scheduler holds it on
+    PostgreSQL, or it ended meanwhile): the next pass reads the probe, even when events alone
+    woke it."""
+    h = harness(NOW)
+    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+    with DAG("chain") as dag:
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
+    h.sync(dag)
+    with transaction(engine) as conn:
+        r1, _ = trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r1")
+        trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r2")
+    h.executor.hold = True
+    h.scheduler.listen()
+    try:
+        while len(h.executor.held) < 2:
+            h.scheduler._pass()
+        h.executor.finish()  # both runs' a succeed: the next pass is an event pass for both …
+        with transaction(engine) as conn:  # … but r1 ends elsewhere, its wake-up not here yet
+            conn.execute(update(dag_run).where(dag_run.c.id == r1).values(state="failed"))
+        statements.clear()
+        h.scheduler._pass()
+        assert _probes(statements) == 0
+        h.executor.finish()  # r2's b succeeds: an event pass would do, but r1 was not evaluated
+        statements.clear()
+        h.scheduler._pass()
+        assert _probes(statements) == 1
+        assert {(t.run_id, t.task_id): t.state for t in h.tis("chain")}[("r2", "c")] == "queued"
+    finally:
+        h.scheduler._remove_listener()
+
+
+def test_a_big_runs_paced_evaluation_when_due_reads_the_probe(
+        harness: Callable, engine: Engine, statements: list[str]) -> None:
+    """A big run whose evaluation waits (``Scheduler._pace``) is found by the probe when its
+    wait is over, not left until the next pass that reads it."""
+    h = harness(NOW)
+    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+    with DAG("chain") as dag:
+        NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
+    h.sync(dag)
+    with transaction(engine) as conn:
+        trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r1")
+    h.executor.hold = True
+    h.scheduler.listen()
+    try:
+        while _states(h)["a"] != "queued":
+            h.scheduler._pass()
+        h.executor.finish()
+        h.scheduler._evaluate_after[-1] = 0.0  # another run's wait, over
+        statements.clear()
+        h.scheduler._pass()
+        assert _probes(statements) == 1
+        assert _states(h)["b"] == "queued"
+    finally:
+        h.scheduler._remove_listener()
