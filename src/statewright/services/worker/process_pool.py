@@ -266,11 +266,14 @@ class TaskProcessPool(PoolLiveness):
                 log.exception("task process pool step failed")
                 time.sleep(0.5)
             finally:
-                if self.after_step is not None:
-                    try:
-                        self.after_step()
-                    except Exception:
-                        log.exception("after_step failed")
+                self._after_step()
+
+    def _after_step(self) -> None:
+        if self.after_step is not None:
+            try:
+                self.after_step()
+            except Exception:
+                log.exception("after_step failed")
 
     def _step(self) -> None:
         busy = [c for c in self._children if not c.idle]
@@ -290,6 +293,7 @@ class TaskProcessPool(PoolLiveness):
                 results.append((result, on_done))
         self._grow()
         self._apply_and_dispatch(results)
+        self._after_step()  # what the step committed goes out before the pool's own upkeep
         self._retire(time.monotonic())
         if now_mono - self._last_heartbeat >= self.heartbeat_seconds or self._check_now.is_set():
             self._check_now.clear()
