@@ -96,125 +96,100 @@ def _states(h: Any) -> dict[str, str]:
     return {t.task_id: t.state for t in h.tis("chain")}
 
 
-def test_a_chain_link_is_scheduled_without_the_probe(harness: Callable, engine: Engine,
-                                                     statements: list[str]) -> None:
-    h = harness(NOW)
-    # Extra steps never due after the first pass: whether a pass reads the probe does not
-    # depend on how long the test takes.
-    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
-    with DAG("chain") as dag:
-        NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
-    h.sync(dag)
-    with transaction(engine) as conn:
-        trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r1")
-    h.executor.hold = True
-    h.scheduler.listen()
-    try:
-        while _states(h)["a"] != "queued":
+@pytest.fixture
+def chain(harness: Callable, engine: Engine) -> Iterator[Callable[..., tuple[Any, list[int]]]]:
+    """A DAG a >> b >> c with runs ``run_ids`` triggered and every run's a queued (held by the
+    executor), the scheduler listening to the door as its loop does. Returns the harness and the
+    runs' keys."""
+    made: list[Any] = []
+
+    def make(*run_ids: str) -> tuple[Any, list[int]]:
+        h = harness(NOW)
+        # Extra steps never due after the first pass: whether a pass reads the probe does not
+        # depend on how long the test takes.
+        h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+        with DAG("chain") as dag:
+            NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
+        h.sync(dag)
+        with transaction(engine) as conn:
+            keys = [trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id=r)[0]
+                    for r in run_ids or ("r1",)]
+        h.executor.hold = True
+        h.scheduler.listen()
+        made.append(h)
+        while len(h.executor.held) < len(keys):
             h.scheduler._pass()
-        statements.clear()
-        h.executor.finish()  # a succeeds: its event reaches the scheduler's listener
-        h.scheduler._pass()
-        assert _states(h) == {"a": "success", "b": "queued", "c": "none"}
-        assert _probes(statements) == 0
+        return h, keys
 
-        # Woken by another process (``wake``): the probe, and nothing is lost.
-        statements.clear()
-        h.executor.finish()  # b succeeds …
-        h.scheduler.wake()  # … and something else happened elsewhere
-        h.scheduler._pass()
-        assert _states(h)["c"] == "queued"
-        assert _probes(statements) == 1
-
-        # The leaf's end: the probe, which finds the run done.
-        statements.clear()
-        h.executor.finish()
-        h.scheduler._pass()
-        assert _probes(statements) == 1
-        assert h.runs("chain")[0].state == "success"
-    finally:
+    yield make
+    for h in made:
         h.scheduler._remove_listener()
 
 
-def test_a_pass_after_the_idle_timer_reads_the_probe(harness: Callable, engine: Engine,
+def test_a_chain_link_is_scheduled_without_the_probe(chain: Callable,
                                                      statements: list[str]) -> None:
-    h = harness(NOW)  # idle_seconds 0: the wait times out at once
-    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
-    with DAG("chain") as dag:
-        NoopOperator(task_id="a") >> NoopOperator(task_id="b")
-    h.sync(dag)
-    with transaction(engine) as conn:
-        trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r1")
-    h.executor.hold = True
-    h.scheduler.listen()
-    try:
-        while _states(h)["a"] != "queued":
-            h.scheduler._pass()
-        h.executor.finish()
-        h.scheduler._wake.clear()  # as if the pass had been taken: only the timer is left
-        h.scheduler._wait()
-        statements.clear()
-        h.scheduler._pass()
-        assert _probes(statements) == 1
-        assert _states(h) == {"a": "success", "b": "queued"}
-    finally:
-        h.scheduler._remove_listener()
+    h, _ = chain()
+    statements.clear()
+    h.executor.finish()  # a succeeds: its event reaches the scheduler's listener
+    h.scheduler._pass()
+    assert _states(h) == {"a": "success", "b": "queued", "c": "none"}
+    assert _probes(statements) == 0
+
+    # Woken by another process (``wake``): the probe, and nothing is lost.
+    statements.clear()
+    h.executor.finish()  # b succeeds …
+    h.scheduler.wake()  # … and something else happened elsewhere
+    h.scheduler._pass()
+    assert _states(h)["c"] == "queued"
+    assert _probes(statements) == 1
+
+    # The leaf's end: the probe, which finds the run done.
+    statements.clear()
+    h.executor.finish()
+    h.scheduler._pass()
+    assert _probes(statements) == 1
+    assert h.runs("chain")[0].state == "success"
+
+
+def test_a_pass_after_the_idle_timer_reads_the_probe(chain: Callable,
+                                                     statements: list[str]) -> None:
+    h, _ = chain()  # idle_seconds 0: the wait times out at once
+    h.executor.finish()
+    h.scheduler._wake.clear()  # as if the pass had been taken: only the timer is left
+    h.scheduler._wait()
+    statements.clear()
+    h.scheduler._pass()
+    assert _probes(statements) == 1
+    assert _states(h) == {"a": "success", "b": "queued", "c": "none"}
 
 
 def test_a_run_the_event_pass_could_not_evaluate_is_looked_for_again(
-        harness: Callable, engine: Engine, statements: list[str]) -> None:
+        chain: Callable, engine: Engine, statements: list[str]) -> None:
     """A run named by an event that the pass did not evaluate (another scheduler holds it on
     PostgreSQL, or it ended meanwhile): the next pass reads the probe, even when events alone
     woke it."""
-    h = harness(NOW)
-    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
-    with DAG("chain") as dag:
-        NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
-    h.sync(dag)
-    with transaction(engine) as conn:
-        r1, _ = trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r1")
-        trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r2")
-    h.executor.hold = True
-    h.scheduler.listen()
-    try:
-        while len(h.executor.held) < 2:
-            h.scheduler._pass()
-        h.executor.finish()  # both runs' a succeed: the next pass is an event pass for both …
-        with transaction(engine) as conn:  # … but r1 ends elsewhere, its wake-up not here yet
-            conn.execute(update(dag_run).where(dag_run.c.id == r1).values(state="failed"))
-        statements.clear()
-        h.scheduler._pass()
-        assert _probes(statements) == 0
-        h.executor.finish()  # r2's b succeeds: an event pass would do, but r1 was not evaluated
-        statements.clear()
-        h.scheduler._pass()
-        assert _probes(statements) == 1
-        assert {(t.run_id, t.task_id): t.state for t in h.tis("chain")}[("r2", "c")] == "queued"
-    finally:
-        h.scheduler._remove_listener()
+    h, (r1, _) = chain("r1", "r2")
+    h.executor.finish()  # both runs' a succeed: the next pass is an event pass for both …
+    with transaction(engine) as conn:  # … but r1 ends elsewhere, its wake-up not here yet
+        conn.execute(update(dag_run).where(dag_run.c.id == r1).values(state="failed"))
+    statements.clear()
+    h.scheduler._pass()
+    assert _probes(statements) == 0
+    h.executor.finish()  # r2's b succeeds: an event pass would do, but r1 was not evaluated
+    statements.clear()
+    h.scheduler._pass()
+    assert _probes(statements) == 1
+    assert {(t.run_id, t.task_id): t.state for t in h.tis("chain")}[("r2", "c")] == "queued"
 
 
-def test_a_big_runs_paced_evaluation_when_due_reads_the_probe(
-        harness: Callable, engine: Engine, statements: list[str]) -> None:
+def test_a_big_runs_paced_evaluation_when_due_reads_the_probe(chain: Callable,
+                                                              statements: list[str]) -> None:
     """A big run whose evaluation waits (``Scheduler._pace``) is found by the probe when its
     wait is over, not left until the next pass that reads it."""
-    h = harness(NOW)
-    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
-    with DAG("chain") as dag:
-        NoopOperator(task_id="a") >> NoopOperator(task_id="b") >> NoopOperator(task_id="c")
-    h.sync(dag)
-    with transaction(engine) as conn:
-        trigger_dag(conn, "chain", now=NOW, actor=Actor.USER, run_id="r1")
-    h.executor.hold = True
-    h.scheduler.listen()
-    try:
-        while _states(h)["a"] != "queued":
-            h.scheduler._pass()
-        h.executor.finish()
-        h.scheduler._evaluate_after[-1] = 0.0  # another run's wait, over
-        statements.clear()
-        h.scheduler._pass()
-        assert _probes(statements) == 1
-        assert _states(h)["b"] == "queued"
-    finally:
-        h.scheduler._remove_listener()
+    h, _ = chain()
+    h.executor.finish()
+    h.scheduler._evaluate_after[-1] = 0.0  # another run's wait, over
+    statements.clear()
+    h.scheduler._pass()
+    assert _probes(statements) == 1
+    assert _states(h)["b"] == "queued"
