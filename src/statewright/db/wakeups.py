@@ -67,15 +67,20 @@ def origin() -> int:
     return _origin if _origin is not None else os.getpid()
 
 
+def _wakes(e: Any) -> bool:
+    """A change not made by a scheduler (whose own loop goes on by itself) other than a try
+    starting: it may give a scheduler work."""
+    return bool(e.actor != "scheduler" and e.to not in _NO_WAKE)
+
+
 def waking(events: Sequence[Any]) -> list[Any]:
-    """Those of committed ``events`` that may give a scheduler work: the changes not made by a
-    scheduler (whose own loop goes on by itself) other than a try starting."""
-    return [e for e in events if e.actor != "scheduler" and e.to not in _NO_WAKE]
+    """Those of committed ``events`` that may give a scheduler work (``_wakes``)."""
+    return [e for e in events if _wakes(e)]
 
 
 def wakes_scheduler(events: Sequence[Any]) -> bool:
-    """Whether committed ``events`` may give a scheduler work (``waking``)."""
-    return any(e.actor != "scheduler" and e.to not in _NO_WAKE for e in events)
+    """Whether committed ``events`` may give a scheduler work (``_wakes``)."""
+    return any(_wakes(e) for e in events)
 
 
 def kinds(events: Sequence[Any]) -> str:

@@ -295,8 +295,8 @@ class Scheduler:
         """One pass of the service loop: the extra steps only when due (``steps_every``)."""
         self._pass_began = time.monotonic()
         steps = self._pass_began >= self._steps_after
-        runs = self._scope.take()  # (``event_pass``)
-        if steps or any(t <= self._pass_began for t in self._evaluate_after.values()):
+        runs = self._scope.take()  # (``event_pass``; ``run_once`` reads the probe with steps)
+        if any(t <= self._pass_began for t in self._evaluate_after.values()):
             runs = None  # a big run's paced evaluation is due: the probe says if it has work
         stats = self.run_once(steps=steps, runs=runs)
         if steps and not stats.steps_worked:
