@@ -9,6 +9,7 @@ runs ``Crashed``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -393,7 +394,9 @@ def _parent_run_of(conn: Any, ti_pk: int) -> int | None:
 
 
 def serve(backend: DbBackend, inp: Connection, out: Connection, stop: threading.Event) -> bool:
-    """Answer requests until ``close`` (True) or the pipe closes (False: the flow died)."""
+    """Answer requests until ``close`` (True) or the pipe closes (False: the flow died). A flow
+    killed while its request was being stored cannot read the answer: the pipe is broken, and
+    that too means it died (its runs end Crashed), not an error of the recorder's own."""
     while True:
         try:
             method, arg = inp.recv()
@@ -401,10 +404,15 @@ def serve(backend: DbBackend, inp: Connection, out: Connection, stop: threading.
             return False
         if method == "close":
             backend.close(finished=bool(arg))
-            out.send((True, None))
+            with contextlib.suppress(OSError):  # its runs are closed: nothing is left to say
+                out.send((True, None))
             return True
-        out.send(backend.apply_batch(arg) if method == "batch"
-                 else backend.apply_batch([(method, arg)])[0])
+        answer = (backend.apply_batch(arg) if method == "batch"
+                  else backend.apply_batch([(method, arg)])[0])
+        try:
+            out.send(answer)
+        except OSError:
+            return False
 
 
 def main(argv: list[str]) -> int:
