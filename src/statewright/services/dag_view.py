@@ -95,6 +95,9 @@ class DagView:
                 mapped_task_group=t.get("mapped_task_group"),
             )
         self.order: list[str] = [t["task_id"] for t in serialized["tasks"]]
+        self.depends_on_past: bool = any(t.depends_on_past for t in self.tasks.values())
+        """Some task waits for its instance in the previous run: a run's change may give the
+        next run work."""
         self.leaves: frozenset[str] = frozenset(
             tid for tid, t in self.tasks.items() if not t.downstream
         )

@@ -1,12 +1,12 @@
-"""A pass woken only by tries that ended, each of a task with downstream tasks in a run the last
-probe saw running, evaluates those runs without reading the probe; any other wake-up reads it
-(``services.scheduler.event_pass``)."""
+"""A pass woken only by tries that ended in runs the last probe saw running skips the probe: it
+evaluates the runs of tasks with downstream tasks, and the runs of leaves that have nothing busy
+left; any other wake-up reads the probe (``services.scheduler.event_pass``)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -20,7 +20,7 @@ from statewright.db.tables import dag_run
 from statewright.db.transition import ENTITY_RUN, ENTITY_TI, TransitionEvent
 from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
-from statewright.services.scheduler.event_pass import EventScope
+from statewright.services.scheduler.event_pass import EventRuns, EventScope
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
@@ -31,10 +31,11 @@ def _event(task_id: str | None, to: str, *, run_id: str = "r1",
                            "worker", NOW)
 
 
-def _scope() -> EventScope:
+def _scope(*, fail_stop: bool = False, depends_on_past: bool = False) -> EventScope:
     """A scope whose last probe saw run 7 (``d``/``r1``) of a DAG a >> b (b a leaf)."""
     view = SimpleNamespace(tasks={"a": SimpleNamespace(downstream=("b",)),
-                                  "b": SimpleNamespace(downstream=())})
+                                  "b": SimpleNamespace(downstream=())},
+                           fail_stop=fail_stop, depends_on_past=depends_on_past)
     scope = EventScope()
     scope.remember([SimpleNamespace(id=7, dag_id="d", run_id="r1")], {"d": view})
     assert scope.take() is None  # the first pass reads the probe
@@ -45,18 +46,45 @@ def _scope() -> EventScope:
 def test_an_upstream_that_ended_names_its_run(to: str) -> None:
     scope = _scope()
     scope.heard([_event("a", to)])
-    assert scope.take() == {7: "d"}
+    assert scope.take() == EventRuns(evaluate={7: "d"})
     assert scope.take() is None  # taken: a pass with nothing heard reads the probe
 
 
+@pytest.mark.parametrize("to", ["success", "failed", "skipped", "upstream_failed"])
+def test_a_leaf_that_ended_names_its_run_to_look_at(to: str) -> None:
+    scope = _scope()
+    scope.heard([_event("b", to)])
+    assert scope.take() == EventRuns(leaves={7: "d"})
+
+
+def test_an_upstream_and_a_leaf_of_one_run() -> None:
+    scope = _scope()
+    scope.heard([_event("b", "success"), _event("a", "success")])
+    assert scope.take() == EventRuns(evaluate={7: "d"}, leaves={7: "d"})
+
+
+def test_a_leaf_that_failed_under_fail_stop_has_its_run_evaluated() -> None:
+    scope = _scope(fail_stop=True)
+    scope.heard([_event("b", "failed")])
+    assert scope.take() == EventRuns(evaluate={7: "d"})
+    scope.heard([_event("b", "success")])
+    assert scope.take() == EventRuns(leaves={7: "d"})
+
+
+def test_an_end_in_a_dag_with_depends_on_past_reads_the_probe() -> None:
+    """It may let the next run's task instance go, which only the probe finds."""
+    scope = _scope(depends_on_past=True)
+    scope.heard([_event("a", "success")])
+    assert scope.take() is None
+
+
 @pytest.mark.parametrize("heard", [
-    [_event("b", "success")],  # a leaf: its end may end the run, which the probe decides
     [_event("a", "up_for_retry")],  # time gives the retry its work
     [_event("a", "scheduled")],  # a trigger fired, a task was cleared …
     [_event("a", "success", run_id="r2")],  # a run the last probe did not see running
     [_event("gone", "success")],  # a task the view does not have
     [_event(None, "queued", entity=ENTITY_RUN)],  # a run created
-    [_event("a", "success"), _event("b", "success")],  # one of them needs the probe
+    [_event("a", "success"), _event("b", "queued")],  # one of them needs the probe
 ])
 def test_any_other_change_reads_the_probe(heard: list[TransitionEvent]) -> None:
     scope = _scope()
@@ -143,11 +171,11 @@ def test_a_chain_link_is_scheduled_without_the_probe(chain: Callable,
     assert _states(h)["c"] == "queued"
     assert _probes(statements) == 1
 
-    # The leaf's end: the probe, which finds the run done.
+    # The leaf's end: one read finds nothing busy left, and the run's evaluation ends it.
     statements.clear()
     h.executor.finish()
     h.scheduler._pass()
-    assert _probes(statements) == 1
+    assert _probes(statements) == 0
     assert h.runs("chain")[0].state == "success"
 
 
@@ -193,3 +221,74 @@ def test_a_big_runs_paced_evaluation_when_due_reads_the_probe(chain: Callable,
     h.scheduler._pass()
     assert _probes(statements) == 1
     assert _states(h)["b"] == "queued"
+
+
+def _held(h: Any, dag: Any, *run_ids: str) -> list[int]:
+    """Sync ``dag``, trigger ``run_ids`` and pass until their first task instances are queued
+    and held by the executor (the scheduler listening to the door as its loop does)."""
+    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+    h.sync(dag)
+    with transaction(h.engine) as conn:
+        for r in run_ids:
+            trigger_dag(conn, dag.dag_id, now=NOW, actor=Actor.USER, run_id=r)
+    h.executor.hold = True
+    h.scheduler.listen()
+    for _ in range(5):
+        h.scheduler._pass()
+    return list(h.executor.held)
+
+
+def _finish(h: Any, ids: list[int]) -> None:
+    """End these held tries (success), leaving the other held ones queued."""
+    rest = [i for i in h.executor.held if i not in ids]
+    h.executor.held = list(ids)
+    h.executor.finish()
+    h.executor.held = rest
+
+
+def test_a_fan_outs_leaves_end_their_run_without_the_probe(
+        harness: Callable, engine: Engine, statements: list[str]) -> None:
+    h = harness(NOW)
+    with DAG("fan") as dag:
+        for t in ("x", "y", "z"):
+            NoopOperator(task_id=t)
+    try:
+        held = _held(h, dag, "r1")
+        assert len(held) == 3
+        statements.clear()
+        _finish(h, held[:2])  # two leaves end; one is still queued: the run goes on
+        h.scheduler._pass()
+        assert _probes(statements) == 0
+        assert h.runs("fan")[0].state == "running"
+        statements.clear()
+        _finish(h, held[2:])  # the last leaf: nothing busy is left, the run ends
+        h.scheduler._pass()
+        assert _probes(statements) == 0
+        assert h.runs("fan")[0].state == "success"
+    finally:
+        h.scheduler._remove_listener()
+
+
+def test_a_leaf_that_ends_a_depends_on_past_wait_lets_the_next_run_go(
+        harness: Callable, engine: Engine, statements: list[str]) -> None:
+    """r2's a waits for r1's a (``depends_on_past``): r1's a ending, a leaf, is found by the
+    probe, which r2's waiting task instance needs."""
+    h = harness(NOW)
+    with DAG("past", schedule="@daily", start_date=NOW - timedelta(days=2), catchup=True) as dag:
+        NoopOperator(task_id="a", depends_on_past=True)
+    try:
+        h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+        h.executor.hold = True
+        h.sync(dag)
+        h.scheduler.listen()
+        for _ in range(5):
+            h.scheduler._pass()
+        runs = sorted(h.runs("past"), key=lambda r: r.logical_date)
+        assert len(runs) == 2 and len(h.executor.held) == 1  # r2's a waits for r1's
+        statements.clear()
+        h.executor.finish()
+        h.scheduler._pass()
+        assert _probes(statements) == 1
+        assert len(h.executor.held) == 1  # r2's a, queued in that pass
+    finally:
+        h.scheduler._remove_listener()

@@ -3,17 +3,22 @@
 Each pass of the scheduler begins with a probe (``Scheduler._probe``): one read transaction of
 three statements that finds the running runs with work. Most passes of a busy loop are woken by
 the local executor's relay of the tries it just ended (``door.relay``), and those events already
-say which runs changed. When every one of them is a task instance that reached a state that can
-give its downstream tasks work (success, failed, skipped, upstream_failed) and that task has
-downstream tasks, the pass evaluates those runs and skips the probe: in a chain, that is the
-probe's CPU taken off every link.
+say which runs changed. When every one of them is a task instance that reached an end (success,
+failed, skipped, upstream_failed) in a run the last probe saw running, the pass skips the probe:
+
+- the end of a task with downstream tasks gives those something to weigh: its run is evaluated
+  (in a chain, the probe's CPU taken off every link);
+- the end of a task without downstream tasks (a leaf: every task of a fan-out) can only end its
+  run: one statement reads whether any of the run's task instances is still busy (scheduled,
+  queued, running, deferred, …), and only a run with none left is evaluated (where it ends).
+  A leaf that failed in a ``fail_stop`` DAG is evaluated at once.
 
 Any other wake-up reads the probe, as before: a timer's, another process's (``wake()``: the
 API, a triggerer or a worker elsewhere), a pass whose extra steps are due (every
 ``steps_every``, 0.5 s), a run or task instance that changed in another way (created, cleared,
-up for retry, deferred, …), a run the last probe did not see running, a task without
-downstream tasks (a leaf's end may end its run: the probe's read of the busy task instances
-decides that). So a run whose work comes from time (a retry delay, a reschedule) or from
+up for retry, deferred, …), a run the last probe did not see running, an end in a DAG with a
+``depends_on_past`` task (the end may let the next run's task instance go: only the probe reads
+the other runs). So a run whose work comes from time (a retry delay, a reschedule) or from
 elsewhere is found at the latest by the next full pass, as it was by the next pass before.
 Evaluating a run that turns out to have nothing to do costs its evaluation and is harmless.
 """
@@ -22,14 +27,34 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import Engine
+
 from statewright.core.states import TI
+from statewright.db.engine import index_reads, is_postgres, read_snapshot
+from statewright.db.repositories import task_instances as ti_repo
 from statewright.db.transition import ENTITY_TI
+from statewright.services.scheduler.capacity import candidates_waiting
 
 # The states whose reaching gives the task's downstream tasks something to weigh.
 ENDS_FOR_DOWNSTREAM = frozenset({TI.SUCCESS.value, TI.FAILED.value, TI.SKIPPED.value,
                                  TI.UPSTREAM_FAILED.value})
+
+
+@dataclass
+class EventRuns:
+    """The runs a pass looks at without the probe (run key → DAG id)."""
+
+    evaluate: dict[int, str] = field(default_factory=dict)
+    """Runs in which a task with downstream tasks ended: evaluated."""
+    leaves: dict[int, str] = field(default_factory=dict)
+    """Runs in which only tasks without downstream tasks ended: evaluated if none of their task
+    instances is busy any more (``to_evaluate``)."""
+
+    def __bool__(self) -> bool:
+        return bool(self.evaluate or self.leaves)
 
 
 class EventScope:
@@ -39,7 +64,7 @@ class EventScope:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._wanted: dict[int, str] = {}
+        self._heard = EventRuns()
         self._full = True  # the first pass reads the probe
         # (dag_id, run_id) → (run key, DAG view) of the running runs the last probe read.
         self._runs: dict[tuple[str, str], tuple[int, Any]] = {}
@@ -50,18 +75,19 @@ class EventScope:
             if self._full:
                 return
             for e in events:
-                run = self._run_to_evaluate(e)
-                if run is None:
+                found = self._run_of(e)
+                if found is None:
                     self._full = True
-                    self._wanted.clear()
+                    self._heard = EventRuns()
                     return
-                self._wanted[run] = e.dag_id
+                run, leaf = found
+                (self._heard.leaves if leaf else self._heard.evaluate)[run] = e.dag_id
 
     def need_probe(self) -> None:
         """A wake-up that says nothing of what changed: the next pass reads the probe."""
         with self._lock:
             self._full = True
-            self._wanted.clear()
+            self._heard = EventRuns()
 
     def remember(self, runs: Iterable[Any], views: dict[str, Any]) -> None:
         """The running runs a probe read (rows with ``id``, ``dag_id``, ``run_id``) and their
@@ -69,20 +95,44 @@ class EventScope:
         self._runs = {(r.dag_id, r.run_id): (r.id, views[r.dag_id]) for r in runs
                       if r.dag_id in views}
 
-    def take(self) -> dict[int, str] | None:
-        """The runs to evaluate without the probe (run key → DAG id), or None: read it."""
+    def take(self) -> EventRuns | None:
+        """The runs to look at without the probe, or None: read it."""
         with self._lock:
-            wanted, self._wanted = self._wanted, {}
+            heard, self._heard = self._heard, EventRuns()
             full, self._full = self._full, False
-        return None if full or not wanted else wanted
+        return None if full or not heard else heard
 
-    def _run_to_evaluate(self, e: Any) -> int | None:
-        """The run of ``e`` if ``e`` is an end of a task with downstream tasks in a run the
-        last probe saw running; else None."""
+    def _run_of(self, e: Any) -> tuple[int, bool] | None:
+        """The run of ``e`` and whether only a leaf ended (the run is evaluated if nothing in
+        it is busy), if ``e`` is a task's end in a run the last probe saw running, of a DAG
+        without ``depends_on_past``; else None."""
         if e.entity != ENTITY_TI or e.to not in ENDS_FOR_DOWNSTREAM:
             return None
         known = self._runs.get((e.dag_id, e.run_id))
         if known is None:
             return None
-        task = known[1].tasks.get(e.task_id)
-        return known[0] if task is not None and task.downstream else None
+        run, view = known
+        task = view.tasks.get(e.task_id)
+        if task is None or view.depends_on_past:
+            return None
+        leaf = not task.downstream and not (view.fail_stop and e.to == TI.FAILED.value)
+        return run, leaf
+
+
+def to_evaluate(engine: Engine, runs: EventRuns, busy: Sequence[str]
+                ) -> tuple[dict[int, str], bool | None]:
+    """The runs of ``runs`` to evaluate: the ``evaluate`` ones, and the ``leaves`` ones none of
+    whose task instances is in ``busy`` (one statement). With none to evaluate on PostgreSQL,
+    also whether scheduled task instances wait to be queued, read in the same snapshot (as the
+    probe does); None where not read."""
+    wanted = dict(runs.evaluate)
+    leaves = [pk for pk in runs.leaves if pk not in wanted]
+    if not leaves:
+        return wanted, None
+    with read_snapshot(engine) as conn:
+        index_reads(conn)
+        idle = ti_repo.runs_without_states(conn, leaves, busy)
+        wanted.update({pk: runs.leaves[pk] for pk in idle})
+        candidates = (None if wanted or not is_postgres(conn)
+                      else candidates_waiting(conn, indexed=True))
+    return wanted, candidates

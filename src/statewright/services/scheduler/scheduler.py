@@ -40,7 +40,7 @@ from statewright.db.repositories import runs as run_repo
 from statewright.db.repositories import task_instances as ti_repo
 from statewright.services.dag_view import DagView, DagViewCache
 from statewright.services.loop_failures import LoopFailures
-from statewright.services.scheduler import housekeeping
+from statewright.services.scheduler import event_pass, housekeeping
 from statewright.services.scheduler.capacity import (
     candidates_waiting,
     queue_in_evaluation,
@@ -48,7 +48,7 @@ from statewright.services.scheduler.capacity import (
 )
 from statewright.services.scheduler.due_probe import DueProbe
 from statewright.services.scheduler.evaluation import RunWork, schedule_run
-from statewright.services.scheduler.event_pass import EventScope
+from statewright.services.scheduler.event_pass import EventRuns, EventScope
 from statewright.services.scheduler.run_index import RunIndex
 
 log = logging.getLogger("statewright.scheduler")
@@ -303,15 +303,18 @@ class Scheduler:
             self._steps_after = time.monotonic() + self.config.steps_every
         return stats
 
-    def run_once(self, *, steps: bool = True, runs: dict[int, str] | None = None) -> LoopStats:
-        """One pass. ``runs``: evaluate these (run key → DAG id) without reading the probe
-        first (``event_pass``); not with ``steps``."""
+    def run_once(self, *, steps: bool = True, runs: EventRuns | None = None) -> LoopStats:
+        """One pass. ``runs``: look at these without reading the probe first
+        (``event_pass``); not with ``steps``."""
         self._wake.clear()
         stats = LoopStats()
         now = self.clock()
         probed = runs is None or steps
+        due: list[Step] = []
         if not probed:
-            due, probe = [], _Probe(False, runs or {}, None, {})
+            wanted, candidates = event_pass.to_evaluate(
+                self.engine, runs or EventRuns(), [s.value for s in _UNFINISHED_BUSY])
+            probe = _Probe(False, wanted, candidates, {})
         else:
             due, probe = self._probe(now, self.extra_steps if steps else ())
         for step in due:
