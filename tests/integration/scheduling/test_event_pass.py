@@ -224,8 +224,9 @@ def test_a_big_runs_paced_evaluation_when_due_reads_the_probe(chain: Callable,
 
 
 def _held(h: Any, dag: Any, *run_ids: str) -> list[int]:
-    """Sync ``dag``, trigger ``run_ids`` and pass until their first task instances are queued
-    and held by the executor (the scheduler listening to the door as its loop does)."""
+    """Sync ``dag``, trigger ``run_ids`` (if any) and pass until the runs' first task instances
+    are queued and held by the executor (the scheduler listening to the door as its loop
+    does)."""
     h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
     h.sync(dag)
     with transaction(h.engine) as conn:
@@ -277,12 +278,7 @@ def test_a_leaf_that_ends_a_depends_on_past_wait_lets_the_next_run_go(
     with DAG("past", schedule="@daily", start_date=NOW - timedelta(days=2), catchup=True) as dag:
         NoopOperator(task_id="a", depends_on_past=True)
     try:
-        h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
-        h.executor.hold = True
-        h.sync(dag)
-        h.scheduler.listen()
-        for _ in range(5):
-            h.scheduler._pass()
+        _held(h, dag)  # the schedule creates the runs
         runs = sorted(h.runs("past"), key=lambda r: r.logical_date)
         assert len(runs) == 2 and len(h.executor.held) == 1  # r2's a waits for r1's
         statements.clear()
