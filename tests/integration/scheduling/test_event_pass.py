@@ -5,6 +5,7 @@ left; any other wake-up reads the probe (``services.scheduler.event_pass``)."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
@@ -266,6 +267,37 @@ def test_a_fan_outs_leaves_end_their_run_without_the_probe(
         h.scheduler._pass()
         assert _probes(statements) == 0
         assert h.runs("fan")[0].state == "success"
+    finally:
+        h.scheduler._remove_listener()
+
+
+def _hash_reads(statements: list[str]) -> int:
+    """Reads of DAG hashes by DAG id (``dags.get_hashes``)."""
+    return sum(1 for s in statements
+               if s.startswith("SELECT") and "dag_hash" in s and "FROM dag " in s
+               and "dag_id IN" in s)
+
+
+def test_an_event_pass_queues_with_the_views_of_the_last_probe(
+        harness: Callable, engine: Engine, statements: list[str]) -> None:
+    """Slots freed by leaves that ended are filled in that pass without reading the DAG's hash
+    again: the last probe's views decide the limits."""
+    h = harness(NOW)
+    h.executor.slots = 2
+    with DAG("fan", max_active_tasks=2) as dag:
+        for t in ("t1", "t2", "t3", "t4", "t5"):
+            NoopOperator(task_id=t)
+    try:
+        first = _held(h, dag, "r1")
+        assert len(first) == 2  # max_active_tasks
+        statements.clear()
+        _finish(h, first)
+        h.scheduler._pass()
+        assert _probes(statements) == 0 and _hash_reads(statements) == 0
+        second = [i for i in h.executor.held if i not in first]
+        assert len(second) == 2  # the freed slots, filled within the DAG's limit
+        states = Counter(t.state for t in h.tis("fan"))
+        assert states == {"success": 2, "queued": 2, "scheduled": 1}
     finally:
         h.scheduler._remove_listener()
 

@@ -68,6 +68,7 @@ class EventScope:
         self._full = True  # the first pass reads the probe
         # (dag_id, run_id) → (run key, DAG view) of the running runs the last probe read.
         self._runs: dict[tuple[str, str], tuple[int, Any]] = {}
+        self._views: dict[str, Any] = {}
 
     def heard(self, events: Sequence[Any]) -> None:
         """Waking ``events`` (a scheduler's own and tries starting left out)."""
@@ -94,6 +95,13 @@ class EventScope:
         DAGs' views, by DAG id."""
         self._runs = {(r.dag_id, r.run_id): (r.id, views[r.dag_id]) for r in runs
                       if r.dag_id in views}
+        self._views = dict(views)
+
+    def views(self) -> dict[str, Any]:
+        """The DAG views the last probe read, by DAG id: an event pass queues with them, as a
+        probed pass queues with its probe's (a DAG changed since wakes the loop with a probe)."""
+        with self._lock:
+            return dict(self._views)
 
     def take(self) -> EventRuns | None:
         """The runs to look at without the probe, or None: read it."""

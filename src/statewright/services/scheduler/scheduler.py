@@ -314,7 +314,7 @@ class Scheduler:
         if not probed:
             wanted, candidates = event_pass.to_evaluate(
                 self.engine, runs or EventRuns(), [s.value for s in _UNFINISHED_BUSY])
-            probe = _Probe(False, wanted, candidates, {})
+            probe = _Probe(False, wanted, candidates, self._scope.views())
         else:
             due, probe = self._probe(now, self.extra_steps if steps else ())
         for step in due:
