@@ -99,7 +99,8 @@ class EventScope:
 
     def views(self) -> dict[str, Any]:
         """The DAG views the last probe read, by DAG id: an event pass queues with them, as a
-        probed pass queues with its probe's (a DAG changed since wakes the loop with a probe)."""
+        probed pass queues with its probe's. A DAG changed since reaches the queueing at the
+        next probe (the extra steps' pass: at most ``steps_every`` apart while busy)."""
         with self._lock:
             return dict(self._views)
 
