@@ -26,7 +26,7 @@ Evaluating a run that turns out to have nothing to do costs its evaluation and i
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +68,7 @@ class EventScope:
         self._full = True  # the first pass reads the probe
         # (dag_id, run_id) → (run key, DAG view) of the running runs the last probe read.
         self._runs: dict[tuple[str, str], tuple[int, Any]] = {}
-        self._views: dict[str, Any] = {}
+        self._views: Mapping[str, Any] = {}
 
     def heard(self, events: Sequence[Any]) -> None:
         """Waking ``events`` (a scheduler's own and tries starting left out)."""
@@ -97,12 +97,12 @@ class EventScope:
                       if r.dag_id in views}
         self._views = dict(views)
 
-    def views(self) -> dict[str, Any]:
-        """The DAG views the last probe read, by DAG id: an event pass queues with them, as a
-        probed pass queues with its probe's. A DAG changed since reaches the queueing at the
-        next probe (the extra steps' pass: at most ``steps_every`` apart while busy)."""
-        with self._lock:
-            return dict(self._views)
+    def views(self) -> Mapping[str, Any]:
+        """The DAG views the last probe read, by DAG id (read only: ``remember`` replaces them
+        whole): an event pass queues with them, as a probed pass queues with its probe's. A DAG
+        changed since reaches the queueing at the next probe (the extra steps' pass: at most
+        ``steps_every`` apart while busy)."""
+        return self._views
 
     def take(self) -> EventRuns | None:
         """The runs to look at without the probe, or None: read it."""

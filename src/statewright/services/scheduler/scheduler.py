@@ -19,7 +19,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -146,7 +146,7 @@ class _Probe:
     candidates: bool | None
     """PostgreSQL: do scheduled task instances wait to be queued? None: not read (a run is to
     be evaluated, and its evaluation queues)."""
-    views: dict[str, DagView]
+    views: Mapping[str, DagView]
     """The running runs' DAG views, by DAG id (the queueing choice reads none again)."""
 
 
