@@ -5,6 +5,7 @@ warning."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
@@ -32,11 +33,13 @@ def _loose_home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     (home / "logs").mkdir(parents=True)
     db = home / "statewright.db"
-    with sqlite3.connect(db) as conn:
+    # Closed here, not left to the garbage collector: SQLite deletes the WAL and SHM files when
+    # the last connection closes, which a collection at any later moment of the test would do.
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("CREATE TABLE t (x)")
-        for name in ("statewright.db-wal", "statewright.db-shm", "secret_key", "fernet.key"):
-            (home / name).touch()
+    for name in ("statewright.db-wal", "statewright.db-shm", "secret_key", "fernet.key"):
+        (home / name).touch()
     for path in home.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     home.chmod(0o755)
