@@ -320,3 +320,73 @@ def test_a_leaf_that_ends_a_depends_on_past_wait_lets_the_next_run_go(
         assert len(h.executor.held) == 1  # r2's a, queued in that pass
     finally:
         h.scheduler._remove_listener()
+
+
+def _busy_reads(statements: list[str]) -> int:
+    """Reads of whether any task instance of a run is still busy (``runs_without_states``:
+    SQLite's ``NOT EXISTS``, PostgreSQL's per-run index probes)."""
+    return sum(1 for s in statements
+               if (s.startswith("SELECT dag_run.id") and "NOT (EXISTS" in s)
+               or s.startswith("SELECT r.id, s.state FROM unnest"))
+
+
+def _candidate_reads(statements: list[str]) -> int:
+    """Reads of the scheduled task instances waiting to be queued, highest priority first
+    (``scheduling.queue_candidates``)."""
+    return sum(1 for s in statements if s.startswith("SELECT") and "priority_weight DESC" in s)
+
+
+def test_leaves_of_a_run_whose_queueing_left_candidates_need_no_read(
+        harness: Callable, engine: Engine, statements: list[str]) -> None:
+    """A fan-out wider than the executor's slots: while the last queueing left scheduled task
+    instances in the run, the ends of its leaves fill the freed slots without reading whether
+    the run is busy (or, on PostgreSQL, whether candidates wait); once none is left, the read
+    comes back, and the last leaf ends the run."""
+    h = harness(NOW)
+    h.executor.slots_available = lambda: 2 - len(h.executor.held)  # two processes
+    with DAG("wide") as dag:
+        for t in ("t1", "t2", "t3", "t4", "t5"):
+            NoopOperator(task_id=t)
+    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+    h.sync(dag)
+    with transaction(h.engine) as conn:
+        trigger_dag(conn, "wide", now=NOW, actor=Actor.USER, run_id="r1")
+    h.executor.hold = True
+    h.scheduler.listen()
+    try:
+        for _ in range(5):  # until a queueing fills the two slots (a probed pass)
+            h.scheduler._pass()
+            if h.executor.held:
+                break
+        first = list(h.executor.held)
+        assert len(first) == 2
+        statements.clear()
+        _finish(h, first)  # three scheduled left behind by that queueing
+        h.scheduler._pass()
+        assert _probes(statements) == 0 and _busy_reads(statements) == 0
+        assert _candidate_reads(statements) == 1  # the queueing's own, no read before it
+        second = [i for i in h.executor.held if i not in first]
+        assert len(second) == 2
+        statements.clear()
+        _finish(h, second)  # one scheduled left: the queueing takes it and leaves none
+        h.scheduler._pass()
+        assert _busy_reads(statements) == 0
+        assert Counter(t.state for t in h.tis("wide")) == {"success": 4, "queued": 1}
+        statements.clear()
+        _finish(h, list(h.executor.held))  # the last leaf: the run is read, and it ends
+        h.scheduler._pass()
+        assert _probes(statements) == 0 and _busy_reads(statements) == 1
+        assert h.runs("wide")[0].state == "success"
+    finally:
+        h.scheduler._remove_listener()
+
+
+def test_a_probe_forgets_the_runs_a_queueing_left_waiting() -> None:
+    """Another process may have changed those task instances: what the probe's pass queues
+    says again."""
+    scope = _scope()
+    scope.left_waiting([7])
+    assert scope.waiting() == {7}
+    scope.remember([SimpleNamespace(id=7, dag_id="d", run_id="r1")],
+                   {"d": SimpleNamespace(tasks={}, fail_stop=False, depends_on_past=False)})
+    assert scope.waiting() == frozenset()

@@ -130,6 +130,7 @@ def queue_scheduled(scheduler: Scheduler, now: datetime, *, candidates: bool | N
             with read_snapshot(scheduler.engine) as conn:
                 candidates = candidates_waiting(conn)
         if not candidates:
+            scheduler.left_waiting(())
             return 0  # nothing to queue: no lock taken
         changed = _queue_in_critical_section(scheduler, now, slots, views)
     else:
@@ -212,7 +213,9 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int,
     # The candidates first: most loops of a busy scheduler find some, and an idle one stops
     # after this one read. (A full pool's candidates are left out from the second round on.)
     first = sched_repo.queue_candidates(conn, slots * 4)
+    read = {r.id: r.dag_run_id for r in first}
     if not first:
+        scheduler.left_waiting(())
         return []
     stats = pool_repo.slot_stats(conn, scheduled=False, pools=pools)
     pool_open = {name: s.open for name, s in stats.items()}
@@ -255,6 +258,7 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int,
                 (set(skip_pools), set(skip_runs), set(skip_tasks)))
         rows = first if round_ == 0 else sched_repo.queue_candidates(
             conn, limit, skip_pools=skip_pools, skip_runs=skip_runs, skip_tasks=skip_tasks)
+        read.update((r.id, r.dag_run_id) for r in rows)
         taken = set(chosen)
         rows = [r for r in rows if r.id not in taken and scheduler.in_scope(r.dag_run_id)]
         if not rows:
@@ -287,4 +291,7 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int,
         new_filters = skip_pools - used[0] or skip_runs - used[1] or skip_tasks - used[2]
         if len(chosen) >= slots or len(rows) < limit or not new_filters:
             break
+    taken = set(chosen)
+    scheduler.left_waiting({run for pk, run in read.items()
+                            if pk not in taken and scheduler.in_scope(run)})
     return chosen

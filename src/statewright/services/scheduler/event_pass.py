@@ -11,7 +11,11 @@ failed, skipped, upstream_failed) in a run the last probe saw running, the pass 
 - the end of a task without downstream tasks (a leaf: every task of a fan-out) can only end its
   run: one statement reads whether any of the run's task instances is still busy (scheduled,
   queued, running, deferred, …), and only a run with none left is evaluated (where it ends).
-  A leaf that failed in a ``fail_stop`` DAG is evaluated at once.
+  A leaf that failed in a ``fail_stop`` DAG is evaluated at once. A run in which the last
+  queueing left scheduled task instances it read (``EventScope.left_waiting``: a fan-out wider
+  than the executor's slots) is busy without that read, and on PostgreSQL the pass goes to the
+  queueing without first reading whether candidates wait: in a big fan-out's steady state an
+  event pass reads nothing before its queueing.
 
 Any other wake-up reads the probe, as before: a timer's, another process's (``wake()``: the
 API, a triggerer or a worker elsewhere), a pass whose extra steps are due (every
@@ -69,6 +73,7 @@ class EventScope:
         # (dag_id, run_id) → (run key, DAG view) of the running runs the last probe read.
         self._runs: dict[tuple[str, str], tuple[int, Any]] = {}
         self._views: Mapping[str, Any] = {}
+        self._waiting: frozenset[int] = frozenset()
 
     def heard(self, events: Sequence[Any]) -> None:
         """Waking ``events`` (a scheduler's own and tries starting left out)."""
@@ -96,6 +101,18 @@ class EventScope:
         self._runs = {(r.dag_id, r.run_id): (r.id, views[r.dag_id]) for r in runs
                       if r.dag_id in views}
         self._views = dict(views)
+        self._waiting = frozenset()  # the pass's queueing says again
+
+    def left_waiting(self, runs: Iterable[int]) -> None:
+        """The runs in which the last queueing read scheduled task instances and left them
+        (no slot, a pool or a limit full): busy until a queueing takes them. Only this
+        scheduler's queueing takes them; any other change to them wakes the loop with the
+        probe (``need_probe``), which forgets these (``remember``)."""
+        self._waiting = frozenset(runs)
+
+    def waiting(self) -> frozenset[int]:
+        """The runs ``left_waiting`` named since the last probe."""
+        return self._waiting
 
     def views(self) -> Mapping[str, Any]:
         """The DAG views the last probe read, by DAG id (read only: ``remember`` replaces them
@@ -128,16 +145,17 @@ class EventScope:
         return run, leaf
 
 
-def to_evaluate(engine: Engine, runs: EventRuns, busy: Sequence[str]
-                ) -> tuple[dict[int, str], bool | None]:
+def to_evaluate(engine: Engine, runs: EventRuns, busy: Sequence[str],
+                waiting: frozenset[int] = frozenset()) -> tuple[dict[int, str], bool | None]:
     """The runs of ``runs`` to evaluate: the ``evaluate`` ones, and the ``leaves`` ones none of
-    whose task instances is in ``busy`` (one statement). With none to evaluate on PostgreSQL,
-    also whether scheduled task instances wait to be queued, read in the same snapshot (as the
-    probe does); None where not read."""
+    whose task instances is in ``busy`` (one statement; a run in ``waiting`` has scheduled ones
+    left: not read). With none to evaluate on PostgreSQL, also whether scheduled task instances
+    wait to be queued, read in the same snapshot (as the probe does), or True when a run of
+    ``waiting`` says so; None where not known."""
     wanted = dict(runs.evaluate)
-    leaves = [pk for pk in runs.leaves if pk not in wanted]
+    leaves = [pk for pk in runs.leaves if pk not in wanted and pk not in waiting]
     if not leaves:
-        return wanted, None
+        return wanted, (True if waiting else None)
     with read_snapshot(engine) as conn:
         index_reads(conn)
         idle = ti_repo.runs_without_states(conn, leaves, busy)

@@ -19,7 +19,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -191,6 +191,10 @@ class Scheduler:
             job_repo.heartbeat(conn, self.job_id, now)
         self._last_job_beat = now
 
+    def left_waiting(self, runs: Iterable[int]) -> None:
+        """The runs whose scheduled task instances this pass's queueing read and left."""
+        self._scope.left_waiting(runs)
+
     def in_scope(self, run_pk: int) -> bool:
         return self.config.only_runs is None or run_pk in self.config.only_runs
 
@@ -313,7 +317,8 @@ class Scheduler:
         due: list[Step] = []
         if not probed:
             wanted, candidates = event_pass.to_evaluate(
-                self.engine, runs or EventRuns(), [s.value for s in _UNFINISHED_BUSY])
+                self.engine, runs or EventRuns(), [s.value for s in _UNFINISHED_BUSY],
+                self._scope.waiting())
             probe = _Probe(False, wanted, candidates, self._scope.views())
         else:
             due, probe = self._probe(now, self.extra_steps if steps else ())
