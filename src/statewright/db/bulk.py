@@ -104,12 +104,14 @@ _unnest_texts: dict[tuple[str, tuple[str, ...], tuple[str, ...]], str] = {}
 
 def _unnest_insert(conn: Connection, table: Table, names: tuple[str, ...],
                    update_on: tuple[str, ...]) -> str:
-    """``INSERT INTO table (names) SELECT * FROM unnest(%s::type[], …)`` (PostgreSQL)."""
+    """``INSERT INTO table (names) SELECT * FROM unnest(%b::type[], …)`` (PostgreSQL)."""
     key = (table.name, names, update_on)
     text = _unnest_texts.get(key)
     if text is None:
         quote = conn.dialect.identifier_preparer.quote
-        arrays = ", ".join(f"%s::{table.c[n].type.compile(dialect=conn.dialect)}[]"
+        # In binary (``%b``): the driver packs each array without quoting its elements, and
+        # the server reads it without parsing text (half the client's cost of a batch's row).
+        arrays = ", ".join(f"%b::{table.c[n].type.compile(dialect=conn.dialect)}[]"
                            for n in names)
         text = _unnest_texts.setdefault(key, (
             f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "

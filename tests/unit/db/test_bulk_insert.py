@@ -74,3 +74,14 @@ def test_history_rows_of_different_columns_in_one_call(engine: Engine) -> None:
                             .order_by(task_instance_history.c.try_number)).all()
     assert [(r.try_number, r.map_index, r.pid, r.end_date, r.error) for r in rows] == [
         (1, -1, 41, T0, None), (2, 3, None, None, None), (3, -1, 43, T0, "boom")]
+
+
+def test_values_an_array_would_have_to_quote_come_back_unchanged(engine: Engine) -> None:
+    """PostgreSQL's arrays travel in binary: no element is quoted or parsed as text."""
+    names = ["a,b", "{x}", '"q"', "back\\slash", "", "NULL", "ü ✓", "x" * 250, " pad "]
+    ids = _task_instances(engine, len(names))
+    rows = [(pk, 1, "d", "r", name, {"v": name}) for pk, name in zip(ids, names, strict=True)]
+    with transaction(engine) as conn:
+        assert insert_many(conn, rtif, COLUMNS, rows, {"created_at": T0}) == len(names)
+    stored = _stored(engine)
+    assert [stored[(pk, 1)] for pk in ids] == [(n, {"v": n}) for n in names]
