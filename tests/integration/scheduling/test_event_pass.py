@@ -17,7 +17,7 @@ from tests.noop import NoopOperator
 
 from statewright.core.transitions import Actor
 from statewright.db.engine import transaction
-from statewright.db.tables import dag_run
+from statewright.db.tables import dag_run, task_instance
 from statewright.db.transition import ENTITY_RUN, ENTITY_TI, TransitionEvent
 from statewright.sdk import DAG
 from statewright.services.dag_runs import trigger_dag
@@ -390,3 +390,44 @@ def test_a_probe_forgets_the_runs_a_queueing_left_waiting() -> None:
     scope.remember([SimpleNamespace(id=7, dag_id="d", run_id="r1")],
                    {"d": SimpleNamespace(tasks={}, fail_stop=False, depends_on_past=False)})
     assert scope.waiting() == frozenset()
+
+
+def test_a_run_whose_candidates_another_scheduler_took_is_probed_at_once(
+        harness: Callable, engine: Engine, statements: list[str]) -> None:
+    """The last queueing left candidates in the run, so the ends of its leaves are not read;
+    another scheduler then queued and ran them (which wakes no other scheduler). The pass whose
+    queueing finds none of them left wakes the loop for the probe at once, and the run ends
+    then, not on the idle timer."""
+    h = harness(NOW)
+    h.executor.slots_available = lambda: 2 - len(h.executor.held)
+    with DAG("taken") as dag:
+        for t in ("t1", "t2", "t3", "t4", "t5"):
+            NoopOperator(task_id=t)
+    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+    h.sync(dag)
+    with transaction(h.engine) as conn:
+        trigger_dag(conn, "taken", now=NOW, actor=Actor.USER, run_id="r1")
+    h.executor.hold = True
+    h.scheduler.listen()
+    try:
+        for _ in range(5):
+            h.scheduler._pass()
+            if h.executor.held:
+                break
+        ours = list(h.executor.held)
+        assert len(ours) == 2
+        with transaction(engine) as conn:  # another scheduler's executor ran the other three
+            conn.execute(update(task_instance).where(task_instance.c.state == "scheduled")
+                         .values(state="success"))
+        statements.clear()
+        _finish(h, ours)
+        h.scheduler._pass()
+        assert _busy_reads(statements) == 0  # not read: the run was named
+        assert h.scheduler._wake.is_set()  # … and its candidates were gone: probe now
+        assert h.runs("taken")[0].state == "running"
+        statements.clear()
+        h.scheduler._pass()
+        assert _probes(statements) == 1
+        assert h.runs("taken")[0].state == "success"
+    finally:
+        h.scheduler._remove_listener()

@@ -293,5 +293,5 @@ def _choose(scheduler: Scheduler, conn: Any, slots: int,
             break
     taken = set(chosen)
     scheduler.left_waiting({run for pk, run in read.items()
-                            if pk not in taken and scheduler.in_scope(run)})
+                            if pk not in taken and scheduler.in_scope(run)}, read.values())
     return chosen

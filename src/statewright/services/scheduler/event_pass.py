@@ -15,7 +15,8 @@ failed, skipped, upstream_failed) in a run the last probe saw running, the pass 
   queueing left scheduled task instances it read (``EventScope.left_waiting``: a fan-out wider
   than the executor's slots) is busy without that read, and on PostgreSQL the pass goes to the
   queueing without first reading whether candidates wait: in a big fan-out's steady state an
-  event pass reads nothing before its queueing.
+  event pass reads nothing before its queueing. If that queueing no longer names such a run
+  (another scheduler took its candidates), the loop is woken for the probe at once.
 
 Any other wake-up reads the probe, as before: a timer's, another process's (``wake()``: the
 API, a triggerer or a worker elsewhere), a pass whose extra steps are due (every
@@ -74,6 +75,7 @@ class EventScope:
         self._runs: dict[tuple[str, str], tuple[int, Any]] = {}
         self._views: Mapping[str, Any] = {}
         self._waiting: frozenset[int] = frozenset()
+        self._read: frozenset[int] = frozenset()
 
     def heard(self, events: Sequence[Any]) -> None:
         """Waking ``events`` (a scheduler's own and tries starting left out)."""
@@ -101,18 +103,25 @@ class EventScope:
         self._runs = {(r.dag_id, r.run_id): (r.id, views[r.dag_id]) for r in runs
                       if r.dag_id in views}
         self._views = dict(views)
-        self._waiting = frozenset()  # the pass's queueing says again
+        self._waiting = self._read = frozenset()  # the pass's queueing says again
 
-    def left_waiting(self, runs: Iterable[int]) -> None:
+    def left_waiting(self, runs: Iterable[int], read: Iterable[int] = ()) -> None:
         """The runs in which the last queueing read scheduled task instances and left them
-        (no slot, a pool or a limit full): busy until a queueing takes them. Only this
-        scheduler's queueing takes them; any other change to them wakes the loop with the
-        probe (``need_probe``), which forgets these (``remember``)."""
+        (no slot, a pool or a limit full): busy until a queueing takes them. A change to them
+        by another process (a clear, a mark) wakes the loop with the probe (``need_probe``),
+        which forgets these (``remember``); another scheduler's queueing wakes no one, and the
+        next queueing here, finding them gone, no longer names the run (``unread``). ``read``:
+        every run that queueing read candidates of (those it took all of included)."""
         self._waiting = frozenset(runs)
+        self._read = frozenset(read)
 
     def waiting(self) -> frozenset[int]:
         """The runs ``left_waiting`` named since the last probe."""
         return self._waiting
+
+    def gone_elsewhere(self, unread: frozenset[int]) -> bool:
+        """Whether the last queueing found no candidate left of a run in ``unread``."""
+        return bool(unread - self._waiting - self._read)
 
     def views(self) -> Mapping[str, Any]:
         """The DAG views the last probe read, by DAG id (read only: ``remember`` replaces them
@@ -163,3 +172,13 @@ def to_evaluate(engine: Engine, runs: EventRuns, busy: Sequence[str],
         candidates = (None if wanted or not is_postgres(conn)
                       else candidates_waiting(conn, indexed=True))
     return wanted, candidates
+
+
+def unread(runs: EventRuns, waiting: frozenset[int], wanted: Mapping[int, str]
+           ) -> frozenset[int]:
+    """The runs of ``runs``' leaves that ``to_evaluate`` did not read (named in ``waiting``).
+    If the pass's queueing then reads no candidate of one (``EventScope.gone_elsewhere``), they
+    went elsewhere (another scheduler's queueing wakes no other scheduler), and the run may have
+    nothing busy left: the caller wakes the loop for the probe rather than leave it to the
+    timer."""
+    return frozenset(pk for pk in runs.leaves if pk in waiting and pk not in wanted)

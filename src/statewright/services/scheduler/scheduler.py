@@ -191,9 +191,10 @@ class Scheduler:
             job_repo.heartbeat(conn, self.job_id, now)
         self._last_job_beat = now
 
-    def left_waiting(self, runs: Iterable[int]) -> None:
-        """The runs whose scheduled task instances this pass's queueing read and left."""
-        self._scope.left_waiting(runs)
+    def left_waiting(self, runs: Iterable[int], read: Iterable[int] = ()) -> None:
+        """The runs whose scheduled task instances this pass's queueing read and left, and
+        every run it read candidates of."""
+        self._scope.left_waiting(runs, read)
 
     def in_scope(self, run_pk: int) -> bool:
         return self.config.only_runs is None or run_pk in self.config.only_runs
@@ -315,10 +316,12 @@ class Scheduler:
         now = self.clock()
         probed = runs is None or steps
         due: list[Step] = []
+        unread: frozenset[int] = frozenset()
         if not probed:
+            heard, waiting = runs or EventRuns(), self._scope.waiting()
             wanted, candidates = event_pass.to_evaluate(
-                self.engine, runs or EventRuns(), [s.value for s in _UNFINISHED_BUSY],
-                self._scope.waiting())
+                self.engine, heard, [s.value for s in _UNFINISHED_BUSY], waiting)
+            unread = event_pass.unread(heard, waiting, wanted)
             probe = _Probe(False, wanted, candidates, self._scope.views())
         else:
             due, probe = self._probe(now, self.extra_steps if steps else ())
@@ -339,6 +342,8 @@ class Scheduler:
             stats.queued = queue_scheduled(
                 self, now, candidates=True if ev.changed else probe.candidates,
                 views=probe.views)
+        if self._scope.gone_elsewhere(unread):  # (``event_pass.unread``)
+            self.wake()
         if self.config.only_runs is None and (
                 self._last_housekeeping is None
                 or now - self._last_housekeeping >= self.config.housekeeping_every):
