@@ -336,6 +336,26 @@ def _candidate_reads(statements: list[str]) -> int:
     return sum(1 for s in statements if s.startswith("SELECT") and "priority_weight DESC" in s)
 
 
+def _two_slots_of_five(h: Any, dag_id: str) -> list[int]:
+    """A run of five leaves, an executor of two slots, the scheduler listening: passes until a
+    queueing (a probed pass) fills the slots and leaves three scheduled. Returns the held."""
+    h.executor.slots_available = lambda: 2 - len(h.executor.held)
+    with DAG(dag_id) as dag:
+        for t in ("t1", "t2", "t3", "t4", "t5"):
+            NoopOperator(task_id=t)
+    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
+    h.sync(dag)
+    with transaction(h.engine) as conn:
+        trigger_dag(conn, dag_id, now=NOW, actor=Actor.USER, run_id="r1")
+    h.executor.hold = True
+    h.scheduler.listen()
+    for _ in range(5):
+        h.scheduler._pass()
+        if h.executor.held:
+            break
+    return list(h.executor.held)
+
+
 def test_leaves_of_a_run_whose_queueing_left_candidates_need_no_read(
         harness: Callable, engine: Engine, statements: list[str]) -> None:
     """A fan-out wider than the executor's slots: while the last queueing left scheduled task
@@ -343,22 +363,8 @@ def test_leaves_of_a_run_whose_queueing_left_candidates_need_no_read(
     the run is busy (or, on PostgreSQL, whether candidates wait); once none is left, the read
     comes back, and the last leaf ends the run."""
     h = harness(NOW)
-    h.executor.slots_available = lambda: 2 - len(h.executor.held)  # two processes
-    with DAG("wide") as dag:
-        for t in ("t1", "t2", "t3", "t4", "t5"):
-            NoopOperator(task_id=t)
-    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
-    h.sync(dag)
-    with transaction(h.engine) as conn:
-        trigger_dag(conn, "wide", now=NOW, actor=Actor.USER, run_id="r1")
-    h.executor.hold = True
-    h.scheduler.listen()
     try:
-        for _ in range(5):  # until a queueing fills the two slots (a probed pass)
-            h.scheduler._pass()
-            if h.executor.held:
-                break
-        first = list(h.executor.held)
+        first = _two_slots_of_five(h, "wide")
         assert len(first) == 2
         statements.clear()
         _finish(h, first)  # three scheduled left behind by that queueing
@@ -399,22 +405,8 @@ def test_a_run_whose_candidates_another_scheduler_took_is_probed_at_once(
     queueing finds none of them left wakes the loop for the probe at once, and the run ends
     then, not on the idle timer."""
     h = harness(NOW)
-    h.executor.slots_available = lambda: 2 - len(h.executor.held)
-    with DAG("taken") as dag:
-        for t in ("t1", "t2", "t3", "t4", "t5"):
-            NoopOperator(task_id=t)
-    h.scheduler.config = dataclasses.replace(h.scheduler.config, steps_every=3600.0)
-    h.sync(dag)
-    with transaction(h.engine) as conn:
-        trigger_dag(conn, "taken", now=NOW, actor=Actor.USER, run_id="r1")
-    h.executor.hold = True
-    h.scheduler.listen()
     try:
-        for _ in range(5):
-            h.scheduler._pass()
-            if h.executor.held:
-                break
-        ours = list(h.executor.held)
+        ours = _two_slots_of_five(h, "taken")
         assert len(ours) == 2
         with transaction(engine) as conn:  # another scheduler's executor ran the other three
             conn.execute(update(task_instance).where(task_instance.c.state == "scheduled")
