@@ -155,16 +155,16 @@ class EventScope:
 
 
 def to_evaluate(engine: Engine, runs: EventRuns, busy: Sequence[str],
-                waiting: frozenset[int] = frozenset()) -> tuple[dict[int, str], bool | None]:
+                unread: frozenset[int] = frozenset()) -> tuple[dict[int, str], bool | None]:
     """The runs of ``runs`` to evaluate: the ``evaluate`` ones, and the ``leaves`` ones none of
-    whose task instances is in ``busy`` (one statement; a run in ``waiting`` has scheduled ones
-    left: not read). With none to evaluate on PostgreSQL, also whether scheduled task instances
-    wait to be queued, read in the same snapshot (as the probe does), or True when a run of
-    ``waiting`` says so; None where not known."""
+    whose task instances is in ``busy`` (one statement; the runs of ``unread`` have scheduled
+    ones left: not read). With none to evaluate on PostgreSQL, also whether scheduled task
+    instances wait to be queued, read in the same snapshot (as the probe does), or True when
+    ``unread`` says so; None where not known."""
     wanted = dict(runs.evaluate)
-    leaves = [pk for pk in runs.leaves if pk not in wanted and pk not in waiting]
+    leaves = [pk for pk in runs.leaves if pk not in wanted and pk not in unread]
     if not leaves:
-        return wanted, (True if waiting else None)
+        return wanted, (True if unread else None)
     with read_snapshot(engine) as conn:
         index_reads(conn)
         idle = ti_repo.runs_without_states(conn, leaves, busy)
@@ -174,11 +174,10 @@ def to_evaluate(engine: Engine, runs: EventRuns, busy: Sequence[str],
     return wanted, candidates
 
 
-def unread(runs: EventRuns, waiting: frozenset[int], wanted: Mapping[int, str]
-           ) -> frozenset[int]:
-    """The runs of ``runs``' leaves that ``to_evaluate`` did not read (named in ``waiting``).
-    If the pass's queueing then reads no candidate of one (``EventScope.gone_elsewhere``), they
-    went elsewhere (another scheduler's queueing wakes no other scheduler), and the run may have
-    nothing busy left: the caller wakes the loop for the probe rather than leave it to the
-    timer."""
-    return frozenset(pk for pk in runs.leaves if pk in waiting and pk not in wanted)
+def unread(runs: EventRuns, waiting: frozenset[int]) -> frozenset[int]:
+    """The runs of ``runs``' leaves that ``to_evaluate`` need not read: named in ``waiting``,
+    and not evaluated anyway. If the pass's queueing then reads no candidate of one
+    (``EventScope.gone_elsewhere``), they went elsewhere (another scheduler's queueing wakes no
+    other scheduler), and the run may have nothing busy left: the caller wakes the loop for the
+    probe rather than leave it to the timer."""
+    return frozenset(pk for pk in runs.leaves if pk in waiting and pk not in runs.evaluate)

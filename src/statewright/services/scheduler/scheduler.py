@@ -318,10 +318,10 @@ class Scheduler:
         due: list[Step] = []
         unread: frozenset[int] = frozenset()
         if not probed:
-            heard, waiting = runs or EventRuns(), self._scope.waiting()
+            heard = runs or EventRuns()
+            unread = event_pass.unread(heard, self._scope.waiting())
             wanted, candidates = event_pass.to_evaluate(
-                self.engine, heard, [s.value for s in _UNFINISHED_BUSY], waiting)
-            unread = event_pass.unread(heard, waiting, wanted)
+                self.engine, heard, [s.value for s in _UNFINISHED_BUSY], unread)
             probe = _Probe(False, wanted, candidates, self._scope.views())
         else:
             due, probe = self._probe(now, self.extra_steps if steps else ())
