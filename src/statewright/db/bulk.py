@@ -12,7 +12,8 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Dialect, Table
+from sqlalchemy import Connection, Dialect, String, Table
+from sqlalchemy.exc import DBAPIError
 
 __all__ = ["chunks", "insert_many", "update_many"]
 
@@ -78,12 +79,15 @@ def insert_many(
     if conn.dialect.name == "postgresql" and len(params) > 50 and not update_on:
         # COPY streams the rows in one round trip, inside the connection's transaction.
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        copy_sql = f"COPY {quote(table.name)} ({', '.join(quote(n) for n in names)}) FROM STDIN"
+        dbapi_error = conn.dialect.loaded_dbapi.Error
         try:
-            with cursor.copy(
-                f"COPY {quote(table.name)} ({', '.join(quote(n) for n in names)}) FROM STDIN"
-            ) as copy:
+            with cursor.copy(copy_sql) as copy:
                 for row in params:
                     copy.write_row(row)
+        except dbapi_error as exc:  # the driver's own: raised as SQLAlchemy raises the others
+            raise DBAPIError.instance(copy_sql, None, exc, dbapi_error,
+                                      dialect=conn.dialect) from exc
         finally:
             cursor.close()
         return len(params)
@@ -111,12 +115,21 @@ def _unnest_insert(conn: Connection, table: Table, names: tuple[str, ...],
         quote = conn.dialect.identifier_preparer.quote
         # In binary (``%b``): the driver packs each array without quoting its elements, and
         # the server reads it without parsing text (half the client's cost of a batch's row).
-        arrays = ", ".join(f"%b::{table.c[n].type.compile(dialect=conn.dialect)}[]"
-                           for n in names)
+        arrays = ", ".join(f"%b::{_element_type(table, n, conn.dialect)}[]" for n in names)
         text = _unnest_texts.setdefault(key, (
             f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
             f"SELECT * FROM unnest({arrays})" + _on_conflict(quote, names, update_on)))
     return text
+
+
+def _element_type(table: Table, name: str, dialect: Dialect) -> str:
+    """The type an array of ``name``'s values is cast to: the column's, a string's without its
+    length. A cast to ``VARCHAR(n)`` would cut a longer value without a word; the insert's own
+    conversion to the column refuses it, as ``COPY`` and a plain ``INSERT`` do."""
+    typ = table.c[name].type
+    if type(typ) is String and typ.length is not None:
+        typ = String()
+    return str(typ.compile(dialect=dialect))
 
 
 def _on_conflict(quote: Callable[[str], str], names: Sequence[str],

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import Engine, select
+from sqlalchemy.exc import DataError
 
 from statewright.core.transitions import Actor
 from statewright.db import transition as door
@@ -85,3 +86,21 @@ def test_values_an_array_would_have_to_quote_come_back_unchanged(engine: Engine)
         assert insert_many(conn, rtif, COLUMNS, rows, {"created_at": T0}) == len(names)
     stored = _stored(engine)
     assert [stored[(pk, 1)] for pk in ids] == [(n, {"v": n}) for n in names]
+
+
+@pytest.mark.parametrize("count", [1, 3, 60])
+def test_a_value_longer_than_its_column_is_refused_not_cut(engine: Engine, count: int) -> None:
+    """A value past its ``VARCHAR(n)`` is refused on PostgreSQL whichever way the rows travel
+    (an array cast to the column's type would cut it without a word); SQLite keeps it whole."""
+    ids = _task_instances(engine, count)
+    long_id = "t" * 251  # the column is VARCHAR(250)
+    rows = [(pk, 1, "d", "r", long_id if i == count - 1 else f"t{i}", {})
+            for i, pk in enumerate(ids)]
+    if engine.dialect.name == "postgresql":
+        with pytest.raises(DataError, match="too long"), transaction(engine) as conn:
+            insert_many(conn, rtif, COLUMNS, rows, {"created_at": T0})
+        assert _stored(engine) == {}
+        return
+    with transaction(engine) as conn:
+        insert_many(conn, rtif, COLUMNS, rows, {"created_at": T0})
+    assert _stored(engine)[(ids[-1], 1)] == (long_id, {})
