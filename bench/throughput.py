@@ -11,7 +11,11 @@ server (and dropped at the end). ``--schedulers N`` runs N schedulers, each in a
 own with its own LocalExecutor of ``--parallelism`` task processes, as N scheduler machines
 would (PostgreSQL only: on SQLite one scheduler per file). ``--compare-schedulers`` runs the
 whole workload with one scheduler, then with ``--schedulers`` (2 unless given), on fresh
-databases, and adds the ratio of their fan-out figures.
+databases, and adds the ratio of their fan-out figures; ``--pairs N`` does that N times,
+alternating which side goes first, and gives the median of the pairs' ratios. Each pair also
+gives the ratio of the task processes' CPU (the same tries on both sides: how much dearer the
+host made a CPU second beside several schedulers' executors) and the schedulers' ratio with
+that divided out (``scheduler_processes_cpu_ratio_same_host``).
 
 ``--task noop`` (the default) makes every task a no-op ``@task`` (a try in a task process);
 ``--task empty`` an ``EmptyOperator``, which the scheduler sets to success itself, without an
@@ -347,6 +351,10 @@ def main() -> None:
                    "the fan-outs (0: not measured)")
     p.add_argument("--compare-schedulers", action="store_true",
                    help="run with 1 scheduler, then with --schedulers (default 2); add the ratio")
+    p.add_argument("--pairs", type=int, default=1,
+                   help="with --compare-schedulers: this many pairs of runs, alternated (one "
+                   "scheduler then several, then several then one, …); the ratios are the "
+                   "medians of the pairs'")
     p.add_argument("--timeout", type=float, default=1800.0)
     p.add_argument("--repeat", type=int, default=1,
                    help="run each fan-out this many times (new runs of the same DAG, the same "
@@ -362,26 +370,52 @@ def main() -> None:
                            "parallelism": args.parallelism, "join": args.join,
                            "task": args.task}
     if args.compare_schedulers:
-        many = args.schedulers if args.schedulers > 1 else 2
-        one = run_workload(args, 1)
-        several = run_workload(args, many)
-        out["one"], out["several"] = one, several
-        last = str(args.sizes[-1])
-        out["schedulers_ratio"] = round(several["fanout"][last]["tis_per_second"]
-                                        / one["fanout"][last]["tis_per_second"], 3)
-        # The CPU of all processes for the same fan-out: several schedulers over one.
-        out["schedulers_cpu_ratio"] = round(several["fanout"][last]["cpu_s"]
-                                            / max(one["fanout"][last]["cpu_s"], 1e-9), 3)
-        # The schedulers' own CPU (with their executors): their sum over one scheduler's.
-        for key in ("schedulers_cpu_s", "schedulers_cpu_s_less_idle"):
-            name = key.replace("schedulers_cpu_s", "scheduler_processes_cpu_ratio")
-            out[name] = round(several["fanout"][last][key]
-                              / max(one["fanout"][last][key], 1e-9), 3)
+        out.update(_compare_schedulers(args, args.schedulers if args.schedulers > 1 else 2))
     else:
         out.update(run_workload(args, args.schedulers))
     out.update(_headline(out.get("one") or out))
     out.update(host_speed())
     print(json.dumps(out))
+
+
+def _compare_schedulers(args: argparse.Namespace, many: int) -> dict[str, Any]:
+    """One scheduler against ``many`` on the same fan-outs, in ``args.pairs`` pairs of runs
+    alternated so that a host getting busier or quieter weighs on both sides alike.
+
+    Besides the raw ratios, each pair gives the task processes' CPU per task instance of the
+    two sides: the same tries, which the number of schedulers does not change. Their ratio is
+    how much dearer the host made a CPU second on the side of several schedulers (on two
+    cores, a second scheduler's executor puts twice the task processes beside them), and
+    ``scheduler_processes_cpu_ratio_same_host`` divides it out of the schedulers' ratio."""
+    last = str(args.sizes[-1])
+    pairs: list[dict[str, Any]] = []
+    for i in range(max(1, args.pairs)):
+        order = (1, many) if i % 2 == 0 else (many, 1)
+        arms = {n: run_workload(args, n) for n in order}
+        one, several = arms[1]["fanout"][last], arms[many]["fanout"][last]
+        pair: dict[str, Any] = {"one": arms[1], "several": arms[many]}
+        pair["schedulers_ratio"] = round(several["tis_per_second"] / one["tis_per_second"], 3)
+        # The CPU of all processes for the same fan-out: several schedulers over one.
+        pair["schedulers_cpu_ratio"] = round(several["cpu_s"] / max(one["cpu_s"], 1e-9), 3)
+        # The schedulers' own CPU: their sum over one scheduler's.
+        for key in ("schedulers_cpu_s", "schedulers_cpu_s_less_idle"):
+            name = key.replace("schedulers_cpu_s", "scheduler_processes_cpu_ratio")
+            pair[name] = round(several[key] / max(one[key], 1e-9), 3)
+        tasks = (one["cpu_s_by_role"].get("tasks", 0.0),
+                 several["cpu_s_by_role"].get("tasks", 0.0))
+        if min(tasks) > 0:
+            pair["task_processes_cpu_ratio"] = round(tasks[1] / tasks[0], 3)
+            pair["scheduler_processes_cpu_ratio_same_host"] = round(
+                pair["scheduler_processes_cpu_ratio_less_idle"]
+                / pair["task_processes_cpu_ratio"], 3)
+        pairs.append(pair)
+    out: dict[str, Any] = {"one": pairs[0]["one"], "several": pairs[0]["several"]}
+    for key in [k for k in pairs[0] if k not in ("one", "several")]:
+        values = [p[key] for p in pairs if key in p]
+        out[key] = round(statistics.median(values), 3)
+        if len(pairs) > 1:
+            out[f"{key}_pairs"] = values
+    return out
 
 
 def _headline(workload: dict[str, Any]) -> dict[str, Any]:
