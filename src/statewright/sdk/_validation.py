@@ -125,9 +125,20 @@ def check_bool(value: Any, what: str) -> bool:
     return value
 
 
+MAX_NAME_LENGTH = 256
+"""A pool's or a queue's name (Airflow's limit too): longer, the database refuses the task's
+rows when a run is created, so the file is refused when it is parsed."""
+MAX_OPERATOR_NAME = 100
+"""The operator's class name as stored with each task instance (display only): clipped."""
+
+
 def check_name(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise DagDefinitionError(f"{what} must be a non-empty string, got {value!r}.")
+    if len(value) > MAX_NAME_LENGTH:
+        raise DagDefinitionError(
+            f"{what} {value[:40]!r}... is {len(value)} characters long; "
+            f"the limit is {MAX_NAME_LENGTH}.")
     return value
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from statewright.core import empty_tasks
 from statewright.core.timetables import Timetable, serialize_timetable
 from statewright.sdk._task_dates import serialize_task_dates
-from statewright.sdk._validation import seconds_or_none
+from statewright.sdk._validation import MAX_OPERATOR_NAME, seconds_or_none
 from statewright.sdk.assets import is_asset_schedule, serialize_assets, serialize_task_assets
 from statewright.sdk.dag import timezone_name
 
@@ -125,7 +125,8 @@ def serialize_schedule(schedule: Any, dag: DAG | None = None) -> Any:
 def serialize_task(task: BaseOperator) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
-        "operator": task.task_type if task.is_mapped else type(task).__name__,
+        "operator": (task.task_type if task.is_mapped
+                     else type(task).__name__)[:MAX_OPERATOR_NAME],
         **_operator_name(task),
         "task_group": _group_of(task),
         **({"task_display_name": task.task_display_name}

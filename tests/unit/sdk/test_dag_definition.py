@@ -134,6 +134,26 @@ def test_bad_task_arguments(kwargs):
             EmptyOperator(task_id="t", **kwargs)
 
 
+@pytest.mark.parametrize("argument", ["pool", "queue"])
+def test_a_pool_or_queue_name_past_its_column_is_refused_when_parsed(argument):
+    """A name the database would refuse when the run's task instances are written (256
+    characters, Airflow's limit) stops the file, with the task and the limit named; at the
+    limit it loads."""
+    with DAG("d"):
+        assert getattr(EmptyOperator(task_id="ok", **{argument: "p" * 256}), argument) == "p" * 256
+        with pytest.raises(DagDefinitionError, match=rf"'t'.*{argument}.*257 characters.*256"):
+            EmptyOperator(task_id="t", **{argument: "p" * 257})
+
+
+def test_an_operator_class_name_is_stored_clipped_to_its_column():
+    from statewright.sdk.serialization import serialize_dag
+
+    long_name = type("Op" + "x" * 150, (EmptyOperator,), {})
+    with DAG("d") as dag:
+        long_name(task_id="t")
+    assert serialize_dag(dag)["tasks"][0]["operator"] == long_name.__name__[:100]
+
+
 def test_delays_accept_seconds():
     with DAG("d"):
         t = EmptyOperator(task_id="t", retry_delay=30, max_retry_delay=600.5, execution_timeout=10)
