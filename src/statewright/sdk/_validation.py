@@ -93,18 +93,25 @@ def unknown_arguments_message(unknown: Iterable[str], known: Iterable[str]) -> s
 WEIGHT_RULES = ("downstream", "upstream", "absolute")
 
 
-def check_int(value: Any, what: str, *, minimum: int | None = None) -> int:
+INT32_MAX = 2**31 - 1
+"""The largest value of a 32-bit integer column (a task instance's tries, its pool slots)."""
+
+
+def check_int(value: Any, what: str, *, minimum: int | None = None,
+              maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise DagDefinitionError(f"{what} must be an integer, got {value!r}.")
     if minimum is not None and value < minimum:
         raise DagDefinitionError(f"{what} must be at least {minimum}, got {value}.")
+    if maximum is not None and value > maximum:
+        raise DagDefinitionError(f"{what} must be at most {maximum}, got {value}.")
     return value
 
 
 def check_retries(value: Any, where: str) -> int:
     if value is None:
         return 0
-    return check_int(value, f"{where}: retries", minimum=0)
+    return check_int(value, f"{where}: retries", minimum=0, maximum=INT32_MAX)
 
 
 def check_backoff(value: Any, where: str) -> bool:

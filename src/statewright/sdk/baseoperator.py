@@ -27,6 +27,7 @@ from statewright.sdk._dependency import (
 )
 from statewright.sdk._task_dates import check_task_date
 from statewright.sdk._validation import (
+    INT32_MAX,
     check_backoff,
     check_bool,
     check_hook,
@@ -183,7 +184,8 @@ class BaseOperator(DependencyMixin, Templater, LoggingMixin, abc.ABC):
             raise DagDefinitionError(f"{where}: priority_weight must fit in 32 bits.")
         self.weight_rule = check_weight_rule(weight_rule, where)
         self.pool = DEFAULT_POOL if pool is None else check_name(pool, f"{where}: pool")
-        self.pool_slots = check_int(pool_slots, f"{where}: pool_slots", minimum=1)
+        self.pool_slots = check_int(pool_slots, f"{where}: pool_slots", minimum=1,
+                                    maximum=INT32_MAX)
         self.queue = check_name(queue, f"{where}: queue")
         self.depends_on_past = bool(depends_on_past)
         self.max_active_tis_per_dag = (

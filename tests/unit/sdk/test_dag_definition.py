@@ -122,6 +122,8 @@ def test_fail_stop_requires_all_success():
         {"execution_timeout": "10"},
         {"execution_timeout": 0},
         {"pool_slots": 0},
+        {"pool_slots": 2**31},  # the columns are 32-bit integers: a run's rows would be refused
+        {"retries": 2**31},
         {"weight_rule": "sideways"},
         {"priority_weight": 2**40},
         {"on_failure_callback": "not callable"},
